@@ -1,0 +1,42 @@
+import { IntegrationError } from '../shared/errors';
+import { UsageError } from './args';
+import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
+import { SECRETS_USAGE, secretsCommand } from './secrets';
+
+const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
+  sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
+  secrets: { usage: SECRETS_USAGE, run: secretsCommand },
+};
+
+const usage = () =>
+  `usage: tenant-integrations <command>\n\n${Object.values(COMMANDS)
+    .map((c) => `  ${c.usage}`)
+    .join('\n')}\n`;
+
+/** Exit codes: 0 done, 1 failed, 2 usage or configuration mistake. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`tenant-integrations: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await command.run(args);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`tenant-integrations ${name}: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof IntegrationError) {
+      process.stderr.write(`tenant-integrations ${name}: ${err.message}\n`);
+      return err.code === 'CONFIG_INVALID' ? 2 : 1;
+    }
+    process.stderr.write(`tenant-integrations ${name}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

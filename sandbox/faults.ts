@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+export const FAULT_ROUTES = ['token', 'device', 'graphql', 'certs', 'discovery'] as const;
+export type FaultRoute = (typeof FAULT_ROUTES)[number];
+
+export const faultSpecSchema = z
+  .object({
+    route: z.enum(FAULT_ROUTES),
+    count: z.number().int().min(1).max(10_000).default(1),
+    status: z.number().int().min(400).max(599).optional(),
+    retryAfterSeconds: z.number().int().min(0).max(3600).optional(),
+    delayMs: z.number().int().min(0).max(60_000).optional(),
+    reset: z.literal(true).optional(),
+  })
+  .strict()
+  .refine((f) => [f.status !== undefined, f.delayMs !== undefined, f.reset === true].filter(Boolean).length === 1, {
+    message: 'give exactly one of status, delayMs or reset',
+  });
+
+export type FaultSpec = z.infer<typeof faultSpecSchema>;
+
+/** Queued faults per route: the next `count` requests to that route get the fault. */
+export class FaultQueue {
+  private readonly queues = new Map<FaultRoute, Array<{ spec: FaultSpec; remaining: number }>>();
+
+  add(spec: FaultSpec): void {
+    const q = this.queues.get(spec.route) ?? [];
+    q.push({ spec, remaining: spec.count });
+    this.queues.set(spec.route, q);
+  }
+
+  take(route: string): FaultSpec | undefined {
+    const q = this.queues.get(route as FaultRoute);
+    const head = q?.[0];
+    if (!q || !head) return undefined;
+    if (--head.remaining === 0) q.shift();
+    return head.spec;
+  }
+
+  pending(): Array<{ route: FaultRoute; remaining: number }> {
+    return [...this.queues.entries()].flatMap(([route, q]) => q.map((f) => ({ route, remaining: f.remaining })));
+  }
+
+  clear(): void {
+    this.queues.clear();
+  }
+}

@@ -1,0 +1,84 @@
+import { OffsetClock } from '../shared/clock';
+import { DataStore } from './data/store';
+import { FaultQueue } from './faults';
+import { HttpError, type Request } from './http';
+import { CredentialStore } from './idp/credentials';
+import { DeviceStore } from './idp/device';
+import { RealmKeys } from './idp/keys';
+import { SessionStore } from './idp/sessions';
+import { emptyStats, type SandboxStats } from './stats';
+
+export interface SandboxOptions {
+  tenant: string;
+  /** Records per kind. */
+  records: number;
+  seed: string;
+  /** When false the organisation has not enabled M2M credentials: the API Credentials page is absent. */
+  m2mEnabled: boolean;
+  /** The demo M2M credential created at start (and again after a reset), with this id and secret. */
+  demoCredential: { clientId: string; secret: string; label: string };
+}
+
+/** Everything the sandbox knows; the HTTP layer is a thin shell around it. */
+export class Sandbox {
+  readonly clock = new OffsetClock();
+  readonly credentials = new CredentialStore(this.clock);
+  readonly devices = new DeviceStore(this.clock);
+  readonly sessions = new SessionStore(this.clock);
+  readonly faults = new FaultQueue();
+  stats: SandboxStats = emptyStats();
+  data: DataStore;
+  /** Set once the server listens: `http://127.0.0.1:PORT`. */
+  baseUrl = '';
+
+  private constructor(
+    readonly options: SandboxOptions,
+    readonly keys: RealmKeys,
+  ) {
+    this.data = new DataStore(options.seed, options.records);
+    this.seedCredentials();
+  }
+
+  static async create(options: SandboxOptions): Promise<Sandbox> {
+    return new Sandbox(options, await RealmKeys.create());
+  }
+
+  get authUrl(): string {
+    return `${this.baseUrl}/auth`;
+  }
+
+  realmUrl(): string {
+    return `${this.authUrl}/realms/${this.options.tenant}`;
+  }
+
+  issuer(): string {
+    return this.realmUrl();
+  }
+
+  displayName(): string {
+    return `${this.options.tenant[0].toUpperCase()}${this.options.tenant.slice(1)} (sandbox)`;
+  }
+
+  /** Checks the `{tenant}` in a path: other realms do not exist, as in Keycloak. */
+  realm(req: Request): this {
+    if (req.params.tenant !== this.options.tenant) throw new HttpError(404, { error: 'Realm does not exist' });
+    return this;
+  }
+
+  private seedCredentials(): void {
+    const { clientId, secret, label } = this.options.demoCredential;
+    this.credentials.create(label, { clientId, secret });
+  }
+
+  /** Back to the state at start: data, credentials, sessions, codes, faults, stats and clock. */
+  reset(): void {
+    this.clock.reset();
+    this.credentials.clear();
+    this.devices.clear();
+    this.sessions.clear();
+    this.faults.clear();
+    this.stats = emptyStats();
+    this.data = new DataStore(this.options.seed, this.options.records);
+    this.seedCredentials();
+  }
+}

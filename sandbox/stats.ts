@@ -1,0 +1,14 @@
+export interface SandboxStats {
+  token: { client_credentials: number; device_code: number; refresh_token: number };
+  deviceAuthorization: number;
+  graphql: { queries: number; mutations: number; refused: number };
+  /** Requests answered by an injected fault instead of the endpoint (not counted above). */
+  faults: number;
+}
+
+export const emptyStats = (): SandboxStats => ({
+  token: { client_credentials: 0, device_code: 0, refresh_token: 0 },
+  deviceAuthorization: 0,
+  graphql: { queries: 0, mutations: 0, refused: 0 },
+  faults: 0,
+});

@@ -1,0 +1,23 @@
+/** Everything that reads time takes a Clock, so tests can move it. Milliseconds since the epoch. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that runs with real time plus an offset that tests can advance. */
+export class OffsetClock implements Clock {
+  private offsetMs = 0;
+  constructor(private readonly base: Clock = systemClock) {}
+  now(): number {
+    return this.base.now() + this.offsetMs;
+  }
+  advanceSeconds(seconds: number): void {
+    this.offsetMs += seconds * 1000;
+  }
+  reset(): void {
+    this.offsetMs = 0;
+  }
+}
+
+export const nowSeconds = (clock: Clock): number => Math.floor(clock.now() / 1000);

@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors';
+
+export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
+export const DEFAULT_SYNC_SCHEDULE = '0 */15 * * * *';
+export const DEFAULT_LOCAL_SECRETS_FILE = '.local/secrets.json';
+
+const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+
+/** https, or http on loopback only (the sandbox and emulators). No trailing slash. */
+const serviceUrl = z
+  .url()
+  .refine((s) => {
+    const u = new URL(s);
+    return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopback(u));
+  }, 'must be an https URL (http only on localhost)')
+  .transform((s) => s.replace(/\/+$/, ''));
+
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+
+export const settingsSchema = z
+  .object({
+    TENANT_NAME: optional(z.string().regex(/^[A-Za-z0-9][\w.-]{0,99}$/, 'letters, digits, dot, dash or underscore')),
+    TENANT_BASE_URL: optional(serviceUrl),
+    TENANT_AUTH_URL: optional(serviceUrl),
+    TENANT_CLIENT_ID: optional(z.string().min(1).max(200)),
+    TENANT_CLIENT_SECRET_NAME: optional(z.string().regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes')),
+    KEY_VAULT_URL: optional(z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`))),
+    AZURE_CLIENT_ID: optional(z.string().min(1)),
+    AzureWebJobsStorage: optional(z.string().min(1)),
+    SYNC_SCHEDULE: optional(z.string().regex(/^(\S+\s+){5}\S+$/, 'an NCRONTAB expression with six fields (seconds first)')),
+    SYNC_STREAMS: optional(z.string().regex(/^[\w-]+(,[\w-]+)*$/, 'a comma-separated list of stream names')),
+    SYNC_SINKS: optional(z.string().min(1)),
+    LOCAL_SECRETS_FILE: optional(z.string().min(1)),
+  })
+  .superRefine((s, ctx) => {
+    // A real tenant needs all four settings; none of them means the embedded sandbox.
+    const tenantKeys = ['TENANT_NAME', 'TENANT_BASE_URL', 'TENANT_AUTH_URL', 'TENANT_CLIENT_ID'] as const;
+    const given = tenantKeys.filter((k) => s[k] !== undefined);
+    if (given.length > 0 && given.length < tenantKeys.length) {
+      for (const k of tenantKeys.filter((k) => s[k] === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [k], message: `required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set` });
+      }
+    }
+  });
+
+export interface TenantSettings {
+  name: string;
+  baseUrl: string;
+  authUrl: string;
+  clientId: string;
+}
+
+export interface AppConfig {
+  /** Undefined: no tenant configured, the embedded sandbox is used. */
+  tenant?: TenantSettings;
+  clientSecretName: string;
+  keyVaultUrl?: string;
+  azureClientId?: string;
+  storageConnection?: string;
+  syncSchedule: string;
+  syncStreams?: string[];
+  syncSinks: string;
+  localSecretsFile: string;
+}
+
+/** Reads every setting once, naming every bad one in a single error. */
+export function loadConfig(env: Record<string, string | undefined>, options: { cwd?: string } = {}): AppConfig {
+  const result = settingsSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((i) => `${String(i.path[0] ?? 'settings')}: ${i.message}`));
+  }
+  const s = result.data;
+  return {
+    tenant:
+      s.TENANT_NAME && s.TENANT_BASE_URL && s.TENANT_AUTH_URL && s.TENANT_CLIENT_ID
+        ? { name: s.TENANT_NAME, baseUrl: s.TENANT_BASE_URL, authUrl: s.TENANT_AUTH_URL, clientId: s.TENANT_CLIENT_ID }
+        : undefined,
+    clientSecretName: s.TENANT_CLIENT_SECRET_NAME ?? DEFAULT_CLIENT_SECRET_NAME,
+    keyVaultUrl: s.KEY_VAULT_URL,
+    azureClientId: s.AZURE_CLIENT_ID,
+    storageConnection: s.AzureWebJobsStorage,
+    syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
+    syncStreams: s.SYNC_STREAMS?.split(','),
+    syncSinks: s.SYNC_SINKS ?? 'blob',
+    localSecretsFile: resolve(options.cwd ?? process.cwd(), s.LOCAL_SECRETS_FILE ?? DEFAULT_LOCAL_SECRETS_FILE),
+  };
+}
+
+const localSettingsSchema = z.object({ Values: z.record(z.string(), z.string()).optional() });
+
+/** The CLI reads `local.settings.json` like the Functions host; the environment wins over it. */
+export function readLocalSettings(cwd: string): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, 'local.settings.json'), 'utf8');
+  } catch {
+    return {};
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError(['local.settings.json: not valid JSON'], 'local.settings.json');
+  }
+  const result = localSettingsSchema.safeParse(parsed);
+  if (!result.success) throw new ConfigError(['local.settings.json: "Values" must be an object of strings'], 'local.settings.json');
+  return result.data.Values ?? {};
+}

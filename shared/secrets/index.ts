@@ -1,0 +1,34 @@
+import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from '@azure/identity';
+import { systemClock, type Clock } from '../clock';
+import type { AppConfig } from '../config';
+import type { Logger } from '../log';
+import { CachedSecretStore } from './cached';
+import { KeyVaultSecretStore } from './key-vault';
+import { LocalFileSecretStore } from './local-file';
+import type { SecretStore } from './types';
+
+export { CachedSecretStore } from './cached';
+export { KeyVaultSecretStore } from './key-vault';
+export { LocalFileSecretStore } from './local-file';
+export type { SecretStore } from './types';
+
+export const SECRET_CACHE_TTL_MS = 5 * 60_000;
+
+/** The user-assigned identity when AZURE_CLIENT_ID names one, otherwise the default chain. */
+export function azureCredential(config: Pick<AppConfig, 'azureClientId'>): TokenCredential {
+  return config.azureClientId ? new ManagedIdentityCredential({ clientId: config.azureClientId }) : new DefaultAzureCredential();
+}
+
+/** Key Vault when KEY_VAULT_URL is set, otherwise the development file; both behind a short cache. */
+export function createSecretStore(
+  config: Pick<AppConfig, 'keyVaultUrl' | 'azureClientId' | 'localSecretsFile'>,
+  options: { clock?: Clock; logger?: Logger; credential?: TokenCredential; disableChallengeResourceVerification?: boolean } = {},
+): CachedSecretStore {
+  const inner: SecretStore = config.keyVaultUrl
+    ? new KeyVaultSecretStore(config.keyVaultUrl, {
+        credential: options.credential ?? azureCredential(config),
+        disableChallengeResourceVerification: options.disableChallengeResourceVerification,
+      })
+    : new LocalFileSecretStore(config.localSecretsFile);
+  return new CachedSecretStore(inner, { ttlMs: SECRET_CACHE_TTL_MS, clock: options.clock ?? systemClock, logger: options.logger });
+}
