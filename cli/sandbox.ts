@@ -28,7 +28,10 @@ export async function sandboxCommand(args: string[]): Promise<number> {
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new UsageError(`port ${values.port} is in use: choose another with --port, or leave it out for a free one`);
+    if (e.code === 'EADDRINUSE')
+      throw new UsageError(
+        `port ${values.port} is in use: choose another with --port, or leave it out for a free one`,
+      );
     if (e.name === 'ZodError') throw new UsageError(`invalid option: ${(e as Error).message}`);
     throw err;
   }

@@ -13,9 +13,12 @@ export const faultSpecSchema = z
     reset: z.literal(true).optional(),
   })
   .strict()
-  .refine((f) => [f.status !== undefined, f.delayMs !== undefined, f.reset === true].filter(Boolean).length === 1, {
-    message: 'give exactly one of status, delayMs or reset',
-  });
+  .refine(
+    (f) => [f.status !== undefined, f.delayMs !== undefined, f.reset === true].filter(Boolean).length === 1,
+    {
+      message: 'give exactly one of status, delayMs or reset',
+    },
+  );
 
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
 
@@ -38,7 +41,9 @@ export class FaultQueue {
   }
 
   pending(): Array<{ route: FaultRoute; remaining: number }> {
-    return [...this.queues.entries()].flatMap(([route, q]) => q.map((f) => ({ route, remaining: f.remaining })));
+    return [...this.queues.entries()].flatMap(([route, q]) =>
+      q.map((f) => ({ route, remaining: f.remaining })),
+    );
   }
 
   clear(): void {

@@ -31,40 +31,146 @@ const typeDefs = /* GraphQL */ `
     updateControl(id: ID!, input: UpdateControlInput!): Control!
     updateKpi(id: ID!, input: UpdateKpiInput!): Kpi!
   }
-  input UpdateControlInput { status: String }
-  input UpdateKpiInput { value: Float }
-  type Tenant { name: String!, displayName: String! }
-  type Viewer { kind: String!, name: String!, readOnly: Boolean! }
-  type PageInfo { hasNextPage: Boolean!, endCursor: String }
-  type PersonRef { id: ID!, name: String!, email: String }
-  type Screening { status: String!, date: String! }
+  input UpdateControlInput {
+    status: String
+  }
+  input UpdateKpiInput {
+    value: Float
+  }
+  type Tenant {
+    name: String!
+    displayName: String!
+  }
+  type Viewer {
+    kind: String!
+    name: String!
+    readOnly: Boolean!
+  }
+  type PageInfo {
+    hasNextPage: Boolean!
+    endCursor: String
+  }
+  type PersonRef {
+    id: ID!
+    name: String!
+    email: String
+  }
+  type Screening {
+    status: String!
+    date: String!
+  }
   type Control {
-    id: ID!, reference: String!, title: String!, description: String!, framework: String!, status: String!
-    owner: PersonRef!, tags: [String!]!, updatedAt: String!
+    id: ID!
+    reference: String!
+    title: String!
+    description: String!
+    framework: String!
+    status: String!
+    owner: PersonRef!
+    tags: [String!]!
+    updatedAt: String!
   }
   type Evidence {
-    id: ID!, title: String!, controlId: ID!, fileName: String!, mimeType: String!, sizeBytes: Int!
-    uploadedAt: String!, uploadedBy: PersonRef!
+    id: ID!
+    title: String!
+    controlId: ID!
+    fileName: String!
+    mimeType: String!
+    sizeBytes: Int!
+    uploadedAt: String!
+    uploadedBy: PersonRef!
   }
   type Personnel {
-    id: ID!, employeeNumber: String!, firstName: String!, lastName: String!, email: String!
-    department: String!, jobTitle: String!, startDate: String!, screening: Screening!
+    id: ID!
+    employeeNumber: String!
+    firstName: String!
+    lastName: String!
+    email: String!
+    department: String!
+    jobTitle: String!
+    startDate: String!
+    screening: Screening!
   }
-  type Kpi { id: ID!, name: String!, unit: String!, target: Float!, value: Float!, period: String!, trend: String! }
-  type Report { id: ID!, title: String!, type: String!, status: String!, period: String!, createdAt: String!, author: PersonRef! }
-  type User { id: ID!, name: String!, email: String!, role: String!, active: Boolean!, lastLoginAt: String! }
-  type ControlEdge { cursor: String!, node: Control! }
-  type EvidenceEdge { cursor: String!, node: Evidence! }
-  type PersonnelEdge { cursor: String!, node: Personnel! }
-  type KpiEdge { cursor: String!, node: Kpi! }
-  type ReportEdge { cursor: String!, node: Report! }
-  type UserEdge { cursor: String!, node: User! }
-  type ControlConnection { edges: [ControlEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
-  type EvidenceConnection { edges: [EvidenceEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
-  type PersonnelConnection { edges: [PersonnelEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
-  type KpiConnection { edges: [KpiEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
-  type ReportConnection { edges: [ReportEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
-  type UserConnection { edges: [UserEdge!]!, pageInfo: PageInfo!, totalCount: Int! }
+  type Kpi {
+    id: ID!
+    name: String!
+    unit: String!
+    target: Float!
+    value: Float!
+    period: String!
+    trend: String!
+  }
+  type Report {
+    id: ID!
+    title: String!
+    type: String!
+    status: String!
+    period: String!
+    createdAt: String!
+    author: PersonRef!
+  }
+  type User {
+    id: ID!
+    name: String!
+    email: String!
+    role: String!
+    active: Boolean!
+    lastLoginAt: String!
+  }
+  type ControlEdge {
+    cursor: String!
+    node: Control!
+  }
+  type EvidenceEdge {
+    cursor: String!
+    node: Evidence!
+  }
+  type PersonnelEdge {
+    cursor: String!
+    node: Personnel!
+  }
+  type KpiEdge {
+    cursor: String!
+    node: Kpi!
+  }
+  type ReportEdge {
+    cursor: String!
+    node: Report!
+  }
+  type UserEdge {
+    cursor: String!
+    node: User!
+  }
+  type ControlConnection {
+    edges: [ControlEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type EvidenceConnection {
+    edges: [EvidenceEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type PersonnelConnection {
+    edges: [PersonnelEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type KpiConnection {
+    edges: [KpiEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type ReportConnection {
+    edges: [ReportEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type UserConnection {
+    edges: [UserEdge!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
 `;
 
 export const MAX_PAGE_SIZE = 1000;
@@ -74,14 +180,17 @@ const cursorOf = (kind: Kind, index: number) => Buffer.from(`${kind}:${index}`).
 
 function indexOfCursor(kind: Kind, cursor: string): number {
   const m = /^(\w+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m || m[1] !== kind) throw new GraphQLError(`after: not a cursor of ${kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
+  if (!m || m[1] !== kind)
+    throw new GraphQLError(`after: not a cursor of ${kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
   return Number(m[2]);
 }
 
 function connection(c: Collection, args: { first?: number | null; after?: string | null }) {
   const first = args.first ?? 100;
   if (first < 1 || first > MAX_PAGE_SIZE) {
-    throw new GraphQLError(`first must be between 1 and ${MAX_PAGE_SIZE}`, { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError(`first must be between 1 and ${MAX_PAGE_SIZE}`, {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   }
   const after = args.after ? indexOfCursor(c.kind, args.after) : -1;
   const { items, hasNextPage } = c.page(first, after);
@@ -129,7 +238,10 @@ export function createGraphql(sb: Sandbox) {
         tenant: (_: unknown, { name }: { name: string }) =>
           name === sb.options.tenant ? { name, displayName: sb.displayName() } : null,
         currentTenant: () => ({ name: sb.options.tenant, displayName: sb.displayName() }),
-        viewer: (_: unknown, __: unknown, ctx: Context) => ({ ...ctx.viewer, readOnly: ctx.viewer.kind === 'm2m' }),
+        viewer: (_: unknown, __: unknown, ctx: Context) => ({
+          ...ctx.viewer,
+          readOnly: ctx.viewer.kind === 'm2m',
+        }),
         controls: (_: unknown, a: ConnArgs) => connection(cols().controls, a),
         evidence: (_: unknown, a: ConnArgs) => connection(cols().evidence, a),
         personnel: (_: unknown, a: ConnArgs) => connection(cols().personnel, a),
@@ -144,7 +256,10 @@ export function createGraphql(sb: Sandbox) {
               extensions: { code: 'BAD_USER_INPUT' },
             });
           }
-          const fields = input.status == null ? {} : { status: input.status, updatedAt: new Date(sb.clock.now()).toISOString() };
+          const fields =
+            input.status == null
+              ? {}
+              : { status: input.status, updatedAt: new Date(sb.clock.now()).toISOString() };
           return cols().controls.update(id, fields) ?? notFound('controls', id);
         },
         updateKpi: (_: unknown, { id, input }: { id: string; input: { value?: number | null } }) =>

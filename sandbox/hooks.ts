@@ -11,7 +11,9 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   if (!result.success) {
     throw new HttpError(400, {
       error: 'invalid_request',
-      error_description: result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      error_description: result.error.issues
+        .map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
+        .join('; '),
     });
   }
   return result.data;
@@ -19,10 +21,21 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
 
 const userCodeBody = z.object({ userCode: z.string().min(1) });
 const approveBody = userCodeBody.extend({ username: z.string().min(1) });
-const credentialBody = z.object({ label: z.string().trim().min(1).max(100), expiresAt: z.iso.datetime({ offset: true }).or(z.iso.date()).optional() });
-const clockBody = z.object({ advanceSeconds: z.number().int().min(0).max(10 * 365 * 86_400) });
+const credentialBody = z.object({
+  label: z.string().trim().min(1).max(100),
+  expiresAt: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+});
+const clockBody = z.object({
+  advanceSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(10 * 365 * 86_400),
+});
 const count = z.number().int().min(0).max(1_000_000).default(0);
-const mutateBody = z.object({ collection: z.enum(KINDS), creates: count, updates: count, deletes: count }).strict();
+const mutateBody = z
+  .object({ collection: z.enum(KINDS), creates: count, updates: count, deletes: count })
+  .strict();
 
 const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
 
@@ -30,7 +43,11 @@ const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}
 export function registerHooks(router: Router, sb: Sandbox): void {
   const pendingGrant = (userCode: string) => {
     const grant = sb.devices.pendingByUserCode(userCode);
-    if (!grant) throw new HttpError(404, { error: 'not_found', error_description: `no pending device code with user code ${userCode}` });
+    if (!grant)
+      throw new HttpError(404, {
+        error: 'not_found',
+        error_description: `no pending device code with user code ${userCode}`,
+      });
     return grant;
   };
   const credential = (clientId: string) => {
@@ -43,7 +60,11 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     .add('POST', '/_sandbox/device/approve', 'hooks', async (req) => {
       const body = await parse(req, approveBody);
       const person = findPerson(body.username);
-      if (!person) throw new HttpError(400, { error: 'invalid_request', error_description: `no seeded person ${body.username}` });
+      if (!person)
+        throw new HttpError(400, {
+          error: 'invalid_request',
+          error_description: `no seeded person ${body.username}`,
+        });
       sb.devices.approve(pendingGrant(body.userCode), person.id);
       return json(200, { approved: true, username: person.username });
     })
@@ -56,11 +77,20 @@ export function registerHooks(router: Router, sb: Sandbox): void {
       const { credential: c, secret } = sb.credentials.create(body.label, {
         expiresAt: body.expiresAt ? expiryMs(body.expiresAt) : undefined,
       });
-      return json(201, { clientId: c.clientId, clientSecret: secret, label: c.label, expiresAt: body.expiresAt ?? null });
+      return json(201, {
+        clientId: c.clientId,
+        clientSecret: secret,
+        label: c.label,
+        expiresAt: body.expiresAt ?? null,
+      });
     })
     .add('POST', '/_sandbox/credentials/:clientId/rotate', 'hooks', (req) => {
       const secret = sb.credentials.rotate(credential(req.params.clientId).clientId);
-      if (!secret) throw new HttpError(409, { error: 'conflict', error_description: 'only an active credential can be rotated' });
+      if (!secret)
+        throw new HttpError(409, {
+          error: 'conflict',
+          error_description: 'only an active credential can be rotated',
+        });
       return json(200, { clientSecret: secret });
     })
     .add('POST', '/_sandbox/credentials/:clientId/revoke', 'hooks', (req) => {

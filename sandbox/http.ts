@@ -12,8 +12,12 @@ export class HttpError extends Error {
 }
 
 /** OAuth-style error body, as Keycloak sends it. */
-export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) =>
-  new HttpError(status, { error, error_description: description }, headers);
+export const oauthError = (
+  status: number,
+  error: string,
+  description: string,
+  headers?: Record<string, string>,
+) => new HttpError(status, { error, error_description: description }, headers);
 
 export interface Request {
   method: string;
@@ -32,13 +36,21 @@ export interface Reply {
   body?: string | Buffer;
 }
 
-export const json = (status: number, body: unknown, headers: Record<string, string | string[]> = {}): Reply => ({
+export const json = (
+  status: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): Reply => ({
   status,
   headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   body: JSON.stringify(body),
 });
 
-export const html = (status: number, body: string, headers: Record<string, string | string[]> = {}): Reply => ({
+export const html = (
+  status: number,
+  body: string,
+  headers: Record<string, string | string[]> = {},
+): Reply => ({
   status,
   headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers },
   body,
@@ -53,20 +65,31 @@ export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limitBytes) throw new HttpError(413, { error: 'invalid_request', error_description: `body larger than ${limitBytes} bytes` });
+  if (declared > limitBytes)
+    throw new HttpError(413, {
+      error: 'invalid_request',
+      error_description: `body larger than ${limitBytes} bytes`,
+    });
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
     if (size > limitBytes) {
-      throw new HttpError(413, { error: 'invalid_request', error_description: `body larger than ${limitBytes} bytes` });
+      throw new HttpError(413, {
+        error: 'invalid_request',
+        error_description: `body larger than ${limitBytes} bytes`,
+      });
     }
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
 }
 
-const mediaType = (req: Request) => String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+const mediaType = (req: Request) =>
+  String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
 
 /** Parses an application/x-www-form-urlencoded body; anything else is a 400 naming the content type. */
 export async function readForm(req: Request): Promise<URLSearchParams> {
@@ -79,7 +102,10 @@ export async function readForm(req: Request): Promise<URLSearchParams> {
 /** Parses a JSON object body; a 400 names what was wrong. */
 export async function readJson(req: Request, limitBytes = DEFAULT_BODY_LIMIT): Promise<unknown> {
   if (mediaType(req) !== 'application/json') {
-    throw new HttpError(400, { error: 'invalid_request', error_description: 'Content-Type must be application/json' });
+    throw new HttpError(400, {
+      error: 'invalid_request',
+      error_description: 'Content-Type must be application/json',
+    });
   }
   const text = (await req.body(limitBytes)).toString('utf8');
   if (text.trim() === '') return {};
@@ -107,11 +133,20 @@ export class Router {
   add(method: string, path: string, name: string, handler: Handler): this {
     // `/a/:b/c` → named groups; parameters never match `/`.
     const source = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '(?<$1>[^/]+)');
-    this.routes.push({ method, pattern: new RegExp(`^${source}$`), name, handler, isStatic: !path.includes(':') });
+    this.routes.push({
+      method,
+      pattern: new RegExp(`^${source}$`),
+      name,
+      handler,
+      isStatic: !path.includes(':'),
+    });
     return this;
   }
 
-  match(method: string, path: string): { route: Route; params: Record<string, string> } | { allowed: string[] } | undefined {
+  match(
+    method: string,
+    path: string,
+  ): { route: Route; params: Record<string, string> } | { allowed: string[] } | undefined {
     const allowed: string[] = [];
     let staticPathMatched = false;
     for (const route of this.routes) {
@@ -120,7 +155,9 @@ export class Router {
       if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
         // A static path that exists for another method wins over a later pattern (`/graphql` vs `/:tenant`).
         if (staticPathMatched && !route.isStatic) break;
-        const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+        const params = Object.fromEntries(
+          Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]),
+        );
         return { route, params };
       }
       allowed.push(route.method);
@@ -137,4 +174,7 @@ export function send(res: ServerResponse, reply: Reply): void {
 }
 
 export const escapeHtml = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );

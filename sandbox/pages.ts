@@ -37,8 +37,13 @@ ${body}
 </html>`;
 }
 
-export const field = (name: string, label: string, opts: { type?: string; value?: string; required?: boolean; autocomplete?: string } = {}) =>
+export const field = (
+  name: string,
+  label: string,
+  opts: { type?: string; value?: string; required?: boolean; autocomplete?: string } = {},
+) =>
   `<label for="${name}">${escapeHtml(label)}</label>
 <input id="${name}" name="${name}" type="${opts.type ?? 'text'}"${opts.value ? ` value="${escapeHtml(opts.value)}"` : ''}${opts.required ? ' required' : ''}${opts.autocomplete ? ` autocomplete="${opts.autocomplete}"` : ''}>`;
 
-export const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+export const errorLine = (message?: string) =>
+  message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '';

@@ -1,5 +1,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { escapeHtml, html, HttpError, readForm, redirect, type Reply, type Request, type Router } from './http';
+import {
+  escapeHtml,
+  html,
+  HttpError,
+  readForm,
+  redirect,
+  type Reply,
+  type Request,
+  type Router,
+} from './http';
 import type { Credential } from './idp/credentials';
 import { authenticatePerson, personById, type Person } from './idp/people';
 import { errorLine, field, page } from './pages';
@@ -12,7 +21,8 @@ interface PortalSession {
   csrf: string;
 }
 
-const fmt = (ms?: number) => (ms === undefined ? '—' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC');
+const fmt = (ms?: number) =>
+  ms === undefined ? '—' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 
 /** Parses the portal's "expiry date" (YYYY-MM-DD): the credential stops working from 00:00 UTC that day. */
 export function parseExpiryDate(value: string): number | undefined {
@@ -43,18 +53,26 @@ export function registerPortal(router: Router, sb: Sandbox): void {
     const given = Buffer.from(form.get('csrf') ?? '');
     const expected = Buffer.from(session.csrf);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new HttpError(403, { error: 'invalid_request', error_description: 'form expired: reload the page' });
+      throw new HttpError(403, {
+        error: 'invalid_request',
+        error_description: 'form expired: reload the page',
+      });
     }
   };
 
   const nav = (person?: Person) =>
     `<nav aria-label="Portal"><a href="${root()}/">Home</a> · <a href="${root()}/settings">Settings</a>${
-      person ? ` · Signed in as ${escapeHtml(person.name)} (${escapeHtml(person.role)}) · <form method="post" action="${root()}/logout" style="display:inline"><button class="secondary" style="margin:0;padding:.1rem .5rem">Sign out</button></form>` : ''
+      person
+        ? ` · Signed in as ${escapeHtml(person.name)} (${escapeHtml(person.role)}) · <form method="post" action="${root()}/logout" style="display:inline"><button class="secondary" style="margin:0;padding:.1rem .5rem">Sign out</button></form>`
+        : ''
     }</nav>`;
 
   const m2mAllowed = (person: Person) => sb.options.m2mEnabled && person.role === 'Super User';
 
-  function credentialsPage(who: { session: PortalSession; person: Person }, extra: { secret?: { clientId: string; secret: string; verb: string }; error?: string } = {}): Reply {
+  function credentialsPage(
+    who: { session: PortalSession; person: Person },
+    extra: { secret?: { clientId: string; secret: string; verb: string }; error?: string } = {},
+  ): Reply {
     const row = (c: Credential) => {
       const status = sb.credentials.status(c);
       const actions =
@@ -93,7 +111,11 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
     const who = requireLogin(req);
     // Absent, not forbidden, where the organisation has not enabled M2M credentials (seed §5).
     if (!sb.options.m2mEnabled) throw new HttpError(404, { error: 'not_found' });
-    if (!m2mAllowed(who.person)) throw new HttpError(403, { error: 'forbidden', error_description: 'API Credentials need the Super User role' });
+    if (!m2mAllowed(who.person))
+      throw new HttpError(403, {
+        error: 'forbidden',
+        error_description: 'API Credentials need the Super User role',
+      });
     return who;
   };
 
@@ -107,7 +129,9 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
         page(
           sb.displayName(),
           `${nav(who?.person)}<h1>${escapeHtml(sb.displayName())}</h1>${
-            who ? `<p>Welcome, ${escapeHtml(who.person.name)}.</p>` : `<p><a href="${root()}/login">Sign in</a> to manage your organisation.</p>`
+            who
+              ? `<p>Welcome, ${escapeHtml(who.person.name)}.</p>`
+              : `<p><a href="${root()}/login">Sign in</a> to manage your organisation.</p>`
           }`,
         ),
       );
@@ -126,10 +150,19 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
       sb.realm(req);
       const form = await readForm(req);
       const person = authenticatePerson(form.get('username') ?? '', form.get('password') ?? '');
-      if (!person) return html(401, page('Sign in', `<h1>Sign in</h1>${errorLine('Invalid username or password.')}<p><a href="${root()}/login">Try again</a></p>`));
+      if (!person)
+        return html(
+          401,
+          page(
+            'Sign in',
+            `<h1>Sign in</h1>${errorLine('Invalid username or password.')}<p><a href="${root()}/login">Try again</a></p>`,
+          ),
+        );
       const sid = randomBytes(24).toString('base64url');
       sessions.set(sid, { userId: person.id, csrf: randomBytes(24).toString('base64url') });
-      return redirect(`${root()}/settings`, { 'set-cookie': `${COOKIE}=${sid}; Path=${root()}/; HttpOnly; SameSite=Lax` });
+      return redirect(`${root()}/settings`, {
+        'set-cookie': `${COOKIE}=${sid}; Path=${root()}/; HttpOnly; SameSite=Lax`,
+      });
     })
     .add('POST', '/:tenant/logout', 'portal', (req) => {
       sb.realm(req);
@@ -143,9 +176,17 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
       const entry = m2mAllowed(who.person)
         ? `<li><a href="${root()}/settings/api-credentials">API Credentials</a></li>`
         : '';
-      return html(200, page('Settings', `${nav(who.person)}<h1>Settings</h1><ul><li>Organisation profile</li><li>Users</li>${entry}</ul>`));
+      return html(
+        200,
+        page(
+          'Settings',
+          `${nav(who.person)}<h1>Settings</h1><ul><li>Organisation profile</li><li>Users</li>${entry}</ul>`,
+        ),
+      );
     })
-    .add('GET', '/:tenant/settings/api-credentials', 'portal', (req) => credentialsPage(guardCredentials(req)))
+    .add('GET', '/:tenant/settings/api-credentials', 'portal', (req) =>
+      credentialsPage(guardCredentials(req)),
+    )
     .add('POST', '/:tenant/settings/api-credentials', 'portal', async (req) => {
       const who = guardCredentials(req);
       const form = await readForm(req);
@@ -153,7 +194,8 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
       const label = (form.get('label') ?? '').trim();
       const expiresOn = form.get('expiresOn') ?? '';
       const expiresAt = expiresOn ? parseExpiryDate(expiresOn) : undefined;
-      if (!label || label.length > 100) return credentialsPage(who, { error: 'A label of 1 to 100 characters is required.' });
+      if (!label || label.length > 100)
+        return credentialsPage(who, { error: 'A label of 1 to 100 characters is required.' });
       if (expiresOn && (expiresAt === undefined || expiresAt <= sb.clock.now())) {
         return credentialsPage(who, { error: 'The expiry date must be a future date (YYYY-MM-DD).' });
       }
@@ -170,7 +212,8 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
     .add('POST', '/:tenant/settings/api-credentials/:clientId/revoke', 'portal', async (req) => {
       const who = guardCredentials(req);
       checkCsrf(await readForm(req), who.session);
-      if (!sb.credentials.revoke(req.params.clientId)) return credentialsPage(who, { error: 'No such credential.' });
+      if (!sb.credentials.revoke(req.params.clientId))
+        return credentialsPage(who, { error: 'No such credential.' });
       return redirect(`${root()}/settings/api-credentials`);
     });
 }

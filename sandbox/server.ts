@@ -47,19 +47,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function faultReply(route: string, fault: FaultSpec): Reply {
   const status = fault.status as number;
   const retryAfter = fault.retryAfterSeconds ?? (status === 429 || status === 503 ? 1 : undefined);
-  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
+  const headers: Record<string, string> =
+    retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
   const body =
     route === 'graphql'
       ? { errors: [{ message: `injected fault: HTTP ${status}`, extensions: { code: 'SANDBOX_FAULT' } }] }
-      : { error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: `injected fault: HTTP ${status}` };
+      : {
+          error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request',
+          error_description: `injected fault: HTTP ${status}`,
+        };
   return json(status, body, headers);
 }
 
 function unauthorized(sb: Sandbox, message: string): Reply {
   sb.stats.graphql.refused++;
-  return json(401, { errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] }, {
-    'www-authenticate': `Bearer realm="${sb.options.tenant}", error="invalid_token"`,
-  });
+  return json(
+    401,
+    { errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] },
+    {
+      'www-authenticate': `Bearer realm="${sb.options.tenant}", error="invalid_token"`,
+    },
+  );
 }
 
 function graphqlHandler(sb: Sandbox) {
@@ -67,7 +75,8 @@ function graphqlHandler(sb: Sandbox) {
   return async (req: Request): Promise<Reply> => {
     const body = await req.body(GRAPHQL_BODY_LIMIT);
     const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ')) return unauthorized(sb, 'Authorization: Bearer <access token> is required');
+    if (!auth.startsWith('Bearer '))
+      return unauthorized(sb, 'Authorization: Bearer <access token> is required');
     let viewer: Viewer;
     try {
       const claims = await sb.keys.verify(auth.slice(7).trim(), sb.issuer(), sb.clock);
@@ -143,14 +152,27 @@ export async function startSandbox(input: StartOptions = {}): Promise<RunningSan
   };
 }
 
-async function dispatch(sb: Sandbox, router: Router, raw: IncomingMessage, res: ServerResponse): Promise<void> {
+async function dispatch(
+  sb: Sandbox,
+  router: Router,
+  raw: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   try {
     const url = new URL(raw.url ?? '/', 'http://sandbox.local');
     const method = raw.method ?? 'GET';
     const found = router.match(method, url.pathname);
-    if (!found) return send(res, json(404, { error: 'not_found', error_description: `no route ${url.pathname}` }));
+    if (!found)
+      return send(res, json(404, { error: 'not_found', error_description: `no route ${url.pathname}` }));
     if ('allowed' in found) {
-      return send(res, json(405, { error: 'method_not_allowed', error_description: `use ${found.allowed.join(' or ')}` }, { allow: found.allowed.join(', ') }));
+      return send(
+        res,
+        json(
+          405,
+          { error: 'method_not_allowed', error_description: `use ${found.allowed.join(' or ')}` },
+          { allow: found.allowed.join(', ') },
+        ),
+      );
     }
     let bodyPromise: Promise<Buffer> | undefined;
     const req: Request = {
@@ -176,8 +198,14 @@ async function dispatch(sb: Sandbox, router: Router, raw: IncomingMessage, res: 
     if (err instanceof HttpError) {
       const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
       const type = typeof err.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
-      return send(res, { status: err.status, headers: { 'content-type': type, 'cache-control': 'no-store', ...err.headers }, body });
+      return send(res, {
+        status: err.status,
+        headers: { 'content-type': type, 'cache-control': 'no-store', ...err.headers },
+        body,
+      });
     }
+    // The caller went away (aborted, timed out): nobody to answer, nothing wrong with the sandbox.
+    if (raw.destroyed || res.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET') return;
     // Never a stack trace to the caller; the message to stderr for whoever runs the sandbox.
     console.error(`sandbox: ${raw.method} ${raw.url?.split('?')[0]} failed: ${(err as Error).message}`);
     send(res, json(500, { error: 'server_error', error_description: 'internal error in the sandbox' }));

@@ -61,7 +61,8 @@ export class Sandbox {
 
   /** Checks the `{tenant}` in a path: other realms do not exist, as in Keycloak. */
   realm(req: Request): this {
-    if (req.params.tenant !== this.options.tenant) throw new HttpError(404, { error: 'Realm does not exist' });
+    if (req.params.tenant !== this.options.tenant)
+      throw new HttpError(404, { error: 'Realm does not exist' });
     return this;
   }
 

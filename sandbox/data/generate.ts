@@ -17,7 +17,8 @@ export const ID_PREFIX: Record<Kind, string> = {
 
 export type RecordData = Record<string, unknown> & { id: string };
 
-export const recordId = (kind: Kind, index: number) => `${ID_PREFIX[kind]}-${String(index + 1).padStart(7, '0')}`;
+export const recordId = (kind: Kind, index: number) =>
+  `${ID_PREFIX[kind]}-${String(index + 1).padStart(7, '0')}`;
 
 export function indexOfId(kind: Kind, id: string): number | undefined {
   const m = new RegExp(`^${ID_PREFIX[kind]}-(\\d{7,})$`).exec(id);
@@ -38,17 +39,70 @@ function rng(key: string): () => number {
   };
 }
 
-const FIRST = ['Anna', 'Bram', 'Carla', 'Daan', 'Eva', 'Finn', 'Gijs', 'Hanna', 'Iris', 'Jesse', 'Lotte', 'Milan', 'Noor', 'Sem', 'Tess', 'Yara'];
-const LAST = ['de Vries', 'Jansen', 'Bakker', 'Visser', 'Smit', 'Meijer', 'de Boer', 'Mulder', 'Bos', 'Vos', 'Peters', 'Hendriks'];
+const FIRST = [
+  'Anna',
+  'Bram',
+  'Carla',
+  'Daan',
+  'Eva',
+  'Finn',
+  'Gijs',
+  'Hanna',
+  'Iris',
+  'Jesse',
+  'Lotte',
+  'Milan',
+  'Noor',
+  'Sem',
+  'Tess',
+  'Yara',
+];
+const LAST = [
+  'de Vries',
+  'Jansen',
+  'Bakker',
+  'Visser',
+  'Smit',
+  'Meijer',
+  'de Boer',
+  'Mulder',
+  'Bos',
+  'Vos',
+  'Peters',
+  'Hendriks',
+];
 const DEPARTMENTS = ['Finance', 'IT', 'HR', 'Legal', 'Operations', 'Sales', 'Security'];
 const FRAMEWORKS = ['ISO 27001:2022', 'NEN 7510', 'BIO', 'SOC 2'];
-const CONTROL_TOPICS = ['Access control', 'Asset inventory', 'Backup', 'Cryptography', 'Incident response', 'Logging', 'Supplier management', 'Awareness training', 'Change management', 'Vulnerability management'];
+const CONTROL_TOPICS = [
+  'Access control',
+  'Asset inventory',
+  'Backup',
+  'Cryptography',
+  'Incident response',
+  'Logging',
+  'Supplier management',
+  'Awareness training',
+  'Change management',
+  'Vulnerability management',
+];
 const CONTROL_STATUS = ['implemented', 'partially_implemented', 'not_implemented', 'not_applicable'];
-const KPI_NAMES = ['Patch latency', 'Phishing click rate', 'Open incidents', 'Training completion', 'Backup success rate', 'Access reviews done'];
+const KPI_NAMES = [
+  'Patch latency',
+  'Phishing click rate',
+  'Open incidents',
+  'Training completion',
+  'Backup success rate',
+  'Access reviews done',
+];
 const REPORT_TYPES = ['management_review', 'internal_audit', 'risk_assessment', 'statement_of_applicability'];
 const REPORT_STATUS = ['draft', 'in_review', 'final'];
 const USER_ROLES = ['Super User', 'Member', 'Auditor', 'Read-only'];
-const MIME = [['pdf', 'application/pdf'], ['docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'], ['png', 'image/png'], ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']];
+const MIME = [
+  ['pdf', 'application/pdf'],
+  ['docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+  ['png', 'image/png'],
+  ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+];
 
 const EPOCH = Date.UTC(2025, 0, 1);
 const DAY = 86_400_000;
@@ -62,7 +116,12 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
   const person = () => {
     const first = pick(FIRST);
     const last = pick(LAST);
-    return { first, last, name: `${first} ${last}`, email: `${first}.${last.replace(/ /g, '')}${int(1, 99)}@example.org`.toLowerCase() };
+    return {
+      first,
+      last,
+      name: `${first} ${last}`,
+      email: `${first}.${last.replace(/ /g, '')}${int(1, 99)}@example.org`.toLowerCase(),
+    };
   };
   const id = recordId(kind, index);
   switch (kind) {
@@ -132,7 +191,14 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
       };
     case 'users': {
       const p = person();
-      return { id, name: p.name, email: p.email, role: pick(USER_ROLES), active: r() > 0.1, lastLoginAt: stamp() };
+      return {
+        id,
+        name: p.name,
+        email: p.email,
+        role: pick(USER_ROLES),
+        active: r() > 0.1,
+        lastLoginAt: stamp(),
+      };
     }
   }
 }

@@ -50,10 +50,14 @@ export class Collection {
   }
 
   /** Up to `first` live records after index `after` (-1 for the start). */
-  page(first: number, after: number): { items: Array<{ index: number; node: RecordData }>; hasNextPage: boolean } {
+  page(
+    first: number,
+    after: number,
+  ): { items: Array<{ index: number; node: RecordData }>; hasNextPage: boolean } {
     const items: Array<{ index: number; node: RecordData }> = [];
     let i = after + 1;
-    for (; i < this.size && items.length < first; i++) if (!this.deleted.has(i)) items.push({ index: i, node: this.record(i) });
+    for (; i < this.size && items.length < first; i++)
+      if (!this.deleted.has(i)) items.push({ index: i, node: this.record(i) });
     while (i < this.size && this.deleted.has(i)) i++;
     return { items, hasNextPage: i < this.size };
   }
@@ -108,7 +112,9 @@ export class DataStore {
   private round = 0;
 
   constructor(seed: string, recordsPerKind: number) {
-    this.collections = Object.fromEntries(KINDS.map((k) => [k, new Collection(k, seed, recordsPerKind)])) as Record<Kind, Collection>;
+    this.collections = Object.fromEntries(
+      KINDS.map((k) => [k, new Collection(k, seed, recordsPerKind)]),
+    ) as Record<Kind, Collection>;
   }
 
   mutate(kind: Kind, creates: number, updates: number, deletes: number) {

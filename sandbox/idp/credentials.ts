@@ -15,8 +15,7 @@ export interface Credential {
 export type CredentialStatus = 'active' | 'revoked' | 'expired';
 
 export type Authentication =
-  | { ok: true; credential: Credential }
-  | { ok: false; reason: 'unknown' | 'disabled' | 'wrong-secret' };
+  { ok: true; credential: Credential } | { ok: false; reason: 'unknown' | 'disabled' | 'wrong-secret' };
 
 const hash = (secret: string) => createHash('sha256').update(secret, 'utf8').digest();
 const newSecret = () => randomBytes(32).toString('base64url');

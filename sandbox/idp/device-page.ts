@@ -43,7 +43,11 @@ export function registerDevicePage(router: Router, sb: Sandbox): void {
     const form = await readForm(req);
     const userCode = normaliseUserCode(form.get('user_code') ?? '');
     const grant = sb.devices.pendingByUserCode(userCode);
-    if (!grant) return html(400, loginForm(action(), userCode, 'That code is not valid or has expired. Start again on your device.'));
+    if (!grant)
+      return html(
+        400,
+        loginForm(action(), userCode, 'That code is not valid or has expired. Start again on your device.'),
+      );
     const person = authenticatePerson(form.get('username') ?? '', form.get('password') ?? '');
     if (!person) return html(401, loginForm(action(), userCode, 'Invalid username or password.'));
     const id = randomBytes(24).toString('base64url');
@@ -70,15 +74,36 @@ export function registerDevicePage(router: Router, sb: Sandbox): void {
     const id = form.get('approval') ?? '';
     const approval = approvals.get(id);
     approvals.delete(id);
-    const grant = approval && approval.expiresAt > sb.clock.now() ? sb.devices.pendingByUserCode(approval.userCode) : undefined;
+    const grant =
+      approval && approval.expiresAt > sb.clock.now()
+        ? sb.devices.pendingByUserCode(approval.userCode)
+        : undefined;
     if (!approval || !grant || !personById(approval.userId)) {
-      return html(400, page('Device login', `<h1>Device login</h1>${errorLine('This request has expired. Start again on your device.')}`));
+      return html(
+        400,
+        page(
+          'Device login',
+          `<h1>Device login</h1>${errorLine('This request has expired. Start again on your device.')}`,
+        ),
+      );
     }
     if (form.get('decision') === 'approve') {
       sb.devices.approve(grant, approval.userId);
-      return html(200, page('Device connected', '<h1>Device connected</h1><p role="status">You can close this window and return to your device.</p>'));
+      return html(
+        200,
+        page(
+          'Device connected',
+          '<h1>Device connected</h1><p role="status">You can close this window and return to your device.</p>',
+        ),
+      );
     }
     sb.devices.deny(grant);
-    return html(200, page('Access denied', '<h1>Access denied</h1><p role="status">The device was not given access. You can close this window.</p>'));
+    return html(
+      200,
+      page(
+        'Access denied',
+        '<h1>Access denied</h1><p role="status">The device was not given access. You can close this window.</p>',
+      ),
+    );
   });
 }

@@ -9,7 +9,8 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 /** Form field that must be present once; a 400 names it, as Keycloak does. */
 function required(form: URLSearchParams, name: string): string {
   const value = form.get(name);
-  if (value === null || value === '') throw oauthError(400, 'invalid_request', `Missing form parameter: ${name}`);
+  if (value === null || value === '')
+    throw oauthError(400, 'invalid_request', `Missing form parameter: ${name}`);
   return value;
 }
 
@@ -29,7 +30,10 @@ function clientAuth(req: Request, form: URLSearchParams): { clientId: string | n
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const i = decoded.indexOf(':');
     if (i > 0) {
-      return { clientId: decodeURIComponent(decoded.slice(0, i)), secret: decodeURIComponent(decoded.slice(i + 1)) };
+      return {
+        clientId: decodeURIComponent(decoded.slice(0, i)),
+        secret: decodeURIComponent(decoded.slice(i + 1)),
+      };
     }
   }
   return { clientId: form.get('client_id'), secret: form.get('client_secret') };
@@ -64,17 +68,23 @@ async function deviceCodeGrant(sb: Sandbox, form: URLSearchParams) {
   sb.stats.token.device_code++;
   requirePortal(sb, required(form, 'client_id'), 'device code');
   const grant = sb.devices.byDevice(required(form, 'device_code'));
-  if (!grant || grant.clientId !== PORTAL_CLIENT_ID) throw oauthError(400, 'invalid_grant', 'Device code not valid');
+  if (!grant || grant.clientId !== PORTAL_CLIENT_ID)
+    throw oauthError(400, 'invalid_grant', 'Device code not valid');
   if (grant.status === 'used') throw oauthError(400, 'invalid_grant', 'Device code already used');
   if (sb.devices.isExpired(grant)) throw oauthError(400, 'expired_token', 'Device code is expired');
   const now = sb.clock.now();
   // Keycloak: a poll within `interval` seconds of the last accepted poll is answered slow_down.
-  if (grant.lastAcceptedPollAt !== undefined && now - grant.lastAcceptedPollAt < POLL_INTERVAL_SECONDS * 1000) {
+  if (
+    grant.lastAcceptedPollAt !== undefined &&
+    now - grant.lastAcceptedPollAt < POLL_INTERVAL_SECONDS * 1000
+  ) {
     throw oauthError(400, 'slow_down', 'Slow down');
   }
   grant.lastAcceptedPollAt = now;
-  if (grant.status === 'pending') throw oauthError(400, 'authorization_pending', 'The authorization request is still pending');
-  if (grant.status === 'denied') throw oauthError(400, 'access_denied', 'The end user denied the authorization request');
+  if (grant.status === 'pending')
+    throw oauthError(400, 'authorization_pending', 'The authorization request is still pending');
+  if (grant.status === 'denied')
+    throw oauthError(400, 'access_denied', 'The end user denied the authorization request');
   const person = grant.userId ? personById(grant.userId) : undefined;
   if (!person) throw oauthError(400, 'invalid_grant', 'User not found');
   grant.status = 'used';
@@ -98,7 +108,8 @@ async function clientCredentialsGrant(sb: Sandbox, req: Request, form: URLSearch
   const { clientId, secret } = clientAuth(req, form);
   if (!clientId) throw oauthError(400, 'invalid_request', 'Missing form parameter: client_id');
   // The seed's call carries no scope; the sandbox holds clients to it.
-  if (form.has('scope')) throw oauthError(400, 'invalid_scope', 'The client_credentials grant takes no scope parameter');
+  if (form.has('scope'))
+    throw oauthError(400, 'invalid_scope', 'The client_credentials grant takes no scope parameter');
   if (clientId === PORTAL_CLIENT_ID) {
     throw oauthError(401, 'unauthorized_client', 'Public client not allowed to retrieve service account');
   }
@@ -135,7 +146,11 @@ function discovery(sb: Sandbox) {
     token_endpoint: `${oidc}/token`,
     jwks_uri: `${oidc}/certs`,
     device_authorization_endpoint: `${oidc}/auth/device`,
-    grant_types_supported: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'refresh_token',
+      'client_credentials',
+    ],
     token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
     id_token_signing_alg_values_supported: ['RS256'],
     scopes_supported: ['openid', 'profile', 'email'],
@@ -150,5 +165,7 @@ export function registerIdpEndpoints(router: Router, sb: Sandbox): void {
     .add('POST', `${oidc}/auth/device`, 'device', (req) => deviceAuthorization(sb.realm(req), req))
     .add('POST', `${oidc}/token`, 'token', (req) => token(sb.realm(req), req))
     .add('GET', `${oidc}/certs`, 'certs', (req) => json(200, sb.realm(req).keys.jwks()))
-    .add('GET', '/auth/realms/:tenant/.well-known/openid-configuration', 'discovery', (req) => discovery(sb.realm(req)));
+    .add('GET', '/auth/realms/:tenant/.well-known/openid-configuration', 'discovery', (req) =>
+      discovery(sb.realm(req)),
+    );
 }

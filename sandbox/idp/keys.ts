@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWK, type JWTPayload, type KeyLike } from 'jose';
+import {
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+  type JWTPayload,
+  type KeyLike,
+} from 'jose';
 import type { Clock } from '../../shared/clock';
 
 /** The realm's signing key: RS256 like Keycloak's default, published as a JWKS. */

@@ -23,15 +23,23 @@ const optional = <T extends z.ZodType>(schema: T) =>
 
 export const settingsSchema = z
   .object({
-    TENANT_NAME: optional(z.string().regex(/^[A-Za-z0-9][\w.-]{0,99}$/, 'letters, digits, dot, dash or underscore')),
+    TENANT_NAME: optional(
+      z.string().regex(/^[A-Za-z0-9][\w.-]{0,99}$/, 'letters, digits, dot, dash or underscore'),
+    ),
     TENANT_BASE_URL: optional(serviceUrl),
     TENANT_AUTH_URL: optional(serviceUrl),
     TENANT_CLIENT_ID: optional(z.string().min(1).max(200)),
-    TENANT_CLIENT_SECRET_NAME: optional(z.string().regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes')),
+    TENANT_CLIENT_SECRET_NAME: optional(
+      z
+        .string()
+        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
+    ),
     KEY_VAULT_URL: optional(z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`))),
     AZURE_CLIENT_ID: optional(z.string().min(1)),
     AzureWebJobsStorage: optional(z.string().min(1)),
-    SYNC_SCHEDULE: optional(z.string().regex(/^(\S+\s+){5}\S+$/, 'an NCRONTAB expression with six fields (seconds first)')),
+    SYNC_SCHEDULE: optional(
+      z.string().regex(/^(\S+\s+){5}\S+$/, 'an NCRONTAB expression with six fields (seconds first)'),
+    ),
     SYNC_STREAMS: optional(z.string().regex(/^[\w-]+(,[\w-]+)*$/, 'a comma-separated list of stream names')),
     SYNC_SINKS: optional(z.string().min(1)),
     LOCAL_SECRETS_FILE: optional(z.string().min(1)),
@@ -42,7 +50,11 @@ export const settingsSchema = z
     const given = tenantKeys.filter((k) => s[k] !== undefined);
     if (given.length > 0 && given.length < tenantKeys.length) {
       for (const k of tenantKeys.filter((k) => s[k] === undefined)) {
-        ctx.addIssue({ code: 'custom', path: [k], message: `required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: `required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set`,
+        });
       }
     }
   });
@@ -68,7 +80,10 @@ export interface AppConfig {
 }
 
 /** Reads every setting once, naming every bad one in a single error. */
-export function loadConfig(env: Record<string, string | undefined>, options: { cwd?: string } = {}): AppConfig {
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  options: { cwd?: string } = {},
+): AppConfig {
   const result = settingsSchema.safeParse(env);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${String(i.path[0] ?? 'settings')}: ${i.message}`));
@@ -77,7 +92,12 @@ export function loadConfig(env: Record<string, string | undefined>, options: { c
   return {
     tenant:
       s.TENANT_NAME && s.TENANT_BASE_URL && s.TENANT_AUTH_URL && s.TENANT_CLIENT_ID
-        ? { name: s.TENANT_NAME, baseUrl: s.TENANT_BASE_URL, authUrl: s.TENANT_AUTH_URL, clientId: s.TENANT_CLIENT_ID }
+        ? {
+            name: s.TENANT_NAME,
+            baseUrl: s.TENANT_BASE_URL,
+            authUrl: s.TENANT_AUTH_URL,
+            clientId: s.TENANT_CLIENT_ID,
+          }
         : undefined,
     clientSecretName: s.TENANT_CLIENT_SECRET_NAME ?? DEFAULT_CLIENT_SECRET_NAME,
     keyVaultUrl: s.KEY_VAULT_URL,
@@ -86,7 +106,10 @@ export function loadConfig(env: Record<string, string | undefined>, options: { c
     syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
     syncStreams: s.SYNC_STREAMS?.split(','),
     syncSinks: s.SYNC_SINKS ?? 'blob',
-    localSecretsFile: resolve(options.cwd ?? process.cwd(), s.LOCAL_SECRETS_FILE ?? DEFAULT_LOCAL_SECRETS_FILE),
+    localSecretsFile: resolve(
+      options.cwd ?? process.cwd(),
+      s.LOCAL_SECRETS_FILE ?? DEFAULT_LOCAL_SECRETS_FILE,
+    ),
   };
 }
 
@@ -107,6 +130,10 @@ export function readLocalSettings(cwd: string): Record<string, string> {
     throw new ConfigError(['local.settings.json: not valid JSON'], 'local.settings.json');
   }
   const result = localSettingsSchema.safeParse(parsed);
-  if (!result.success) throw new ConfigError(['local.settings.json: "Values" must be an object of strings'], 'local.settings.json');
+  if (!result.success)
+    throw new ConfigError(
+      ['local.settings.json: "Values" must be an object of strings'],
+      'local.settings.json',
+    );
   return result.data.Values ?? {};
 }

@@ -38,7 +38,8 @@ export function createLogger(sink: LogSink): Logger {
   return {
     log(level, message, data = {}) {
       const picked: LogData = {};
-      for (const [k, v] of Object.entries(data)) if (allowed.has(k) && v !== undefined) picked[k as LogField] = v;
+      for (const [k, v] of Object.entries(data))
+        if (allowed.has(k) && v !== undefined) picked[k as LogField] = v;
       sink({ level, message, ...picked });
     },
   };
@@ -48,7 +49,8 @@ export function createLogger(sink: LogSink): Logger {
 export function stderrLogger(minLevel: Level = 'info'): Logger {
   const order: Level[] = ['debug', 'info', 'warn', 'error'];
   return createLogger((line) => {
-    if (order.indexOf(line.level) >= order.indexOf(minLevel)) process.stderr.write(`${JSON.stringify(line)}\n`);
+    if (order.indexOf(line.level) >= order.indexOf(minLevel))
+      process.stderr.write(`${JSON.stringify(line)}\n`);
   });
 }
 

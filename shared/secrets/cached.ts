@@ -36,17 +36,25 @@ export class CachedSecretStore implements SecretStore {
     return pending;
   }
 
-  private async read(name: string, stale: Entry | undefined, opts: { abortSignal?: AbortSignal }): Promise<string> {
+  private async read(
+    name: string,
+    stale: Entry | undefined,
+    opts: { abortSignal?: AbortSignal },
+  ): Promise<string> {
     try {
       const value = await this.inner.get(name, opts);
       this.entries.set(name, { value, readAt: this.options.clock.now() });
       return value;
     } catch (err) {
       if (stale && !(err instanceof SecretNotFound)) {
-        (this.options.logger ?? silentLogger).log('warn', 'secret store unavailable; serving the cached value', {
-          secretName: name,
-          reason: (err as Error).message,
-        });
+        (this.options.logger ?? silentLogger).log(
+          'warn',
+          'secret store unavailable; serving the cached value',
+          {
+            secretName: name,
+            reason: (err as Error).message,
+          },
+        );
         return stale.value;
       }
       if (err instanceof SecretNotFound) this.entries.delete(name);

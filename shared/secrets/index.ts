@@ -16,13 +16,20 @@ export const SECRET_CACHE_TTL_MS = 5 * 60_000;
 
 /** The user-assigned identity when AZURE_CLIENT_ID names one, otherwise the default chain. */
 export function azureCredential(config: Pick<AppConfig, 'azureClientId'>): TokenCredential {
-  return config.azureClientId ? new ManagedIdentityCredential({ clientId: config.azureClientId }) : new DefaultAzureCredential();
+  return config.azureClientId
+    ? new ManagedIdentityCredential({ clientId: config.azureClientId })
+    : new DefaultAzureCredential();
 }
 
 /** Key Vault when KEY_VAULT_URL is set, otherwise the development file; both behind a short cache. */
 export function createSecretStore(
   config: Pick<AppConfig, 'keyVaultUrl' | 'azureClientId' | 'localSecretsFile'>,
-  options: { clock?: Clock; logger?: Logger; credential?: TokenCredential; disableChallengeResourceVerification?: boolean } = {},
+  options: {
+    clock?: Clock;
+    logger?: Logger;
+    credential?: TokenCredential;
+    disableChallengeResourceVerification?: boolean;
+  } = {},
 ): CachedSecretStore {
   const inner: SecretStore = config.keyVaultUrl
     ? new KeyVaultSecretStore(config.keyVaultUrl, {
@@ -30,5 +37,9 @@ export function createSecretStore(
         disableChallengeResourceVerification: options.disableChallengeResourceVerification,
       })
     : new LocalFileSecretStore(config.localSecretsFile);
-  return new CachedSecretStore(inner, { ttlMs: SECRET_CACHE_TTL_MS, clock: options.clock ?? systemClock, logger: options.logger });
+  return new CachedSecretStore(inner, {
+    ttlMs: SECRET_CACHE_TTL_MS,
+    clock: options.clock ?? systemClock,
+    logger: options.logger,
+  });
 }

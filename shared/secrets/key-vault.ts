@@ -41,7 +41,10 @@ export class KeyVaultSecretStore implements SecretStore {
       if (err instanceof SecretNotFound) throw err;
       // Azure answers 404 for a missing secret and 403 for a disabled one (Lowkey Vault: 404 for both).
       if (statusOf(err) === 404) throw new SecretNotFound(name, this.description);
-      throw new SecretStoreError(`reading secret "${name}" from ${this.description} failed (${statusOf(err) ?? 'network'})`, err);
+      throw new SecretStoreError(
+        `reading secret "${name}" from ${this.description} failed (${statusOf(err) ?? 'network'})`,
+        err,
+      );
     }
   }
 
@@ -49,7 +52,10 @@ export class KeyVaultSecretStore implements SecretStore {
     try {
       await this.client.setSecret(name, value, { abortSignal: this.signal(options.abortSignal) });
     } catch (err) {
-      throw new SecretStoreError(`writing secret "${name}" to ${this.description} failed (${statusOf(err) ?? 'network'})`, err);
+      throw new SecretStoreError(
+        `writing secret "${name}" to ${this.description} failed (${statusOf(err) ?? 'network'})`,
+        err,
+      );
     }
   }
 }

@@ -32,7 +32,8 @@ export class LocalFileSecretStore implements SecretStore {
       throw new SecretStoreError(`${this.path} is not valid JSON; fix or delete it`, err);
     }
     const result = fileSchema.safeParse(parsed);
-    if (!result.success) throw new SecretStoreError(`${this.path} must be a JSON object of name → string value`);
+    if (!result.success)
+      throw new SecretStoreError(`${this.path} must be a JSON object of name → string value`);
     return result.data;
   }
 

@@ -33,7 +33,8 @@ export async function sandboxFixture(options: StartOptions = {}) {
     return { status: res.status, headers: res.headers, body: await res.json() };
   };
 
-  const tokenRequest = (fields: Record<string, string>, headers?: Record<string, string>) => form(`${oidc}/token`, fields, headers);
+  const tokenRequest = (fields: Record<string, string>, headers?: Record<string, string>) =>
+    form(`${oidc}/token`, fields, headers);
 
   const clientCredentials = (clientId = running.clientId, clientSecret = running.clientSecret) =>
     tokenRequest({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
@@ -42,7 +43,11 @@ export async function sandboxFixture(options: StartOptions = {}) {
     form(`${oidc}/auth/device`, fields);
 
   const pollDevice = (deviceCode: string) =>
-    tokenRequest({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', client_id: 'portal', device_code: deviceCode });
+    tokenRequest({
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      client_id: 'portal',
+      device_code: deviceCode,
+    });
 
   const refresh = (refreshToken: string) =>
     tokenRequest({ grant_type: 'refresh_token', client_id: 'portal', refresh_token: refreshToken });
@@ -55,7 +60,12 @@ export async function sandboxFixture(options: StartOptions = {}) {
     await hook('device/approve', { userCode: device.body.user_code, username });
     const tokens = await pollDevice(device.body.device_code);
     if (tokens.status !== 200) throw new Error(`device flow failed: ${JSON.stringify(tokens.body)}`);
-    return tokens.body as { access_token: string; refresh_token: string; expires_in: number; refresh_expires_in: number };
+    return tokens.body as {
+      access_token: string;
+      refresh_token: string;
+      expires_in: number;
+      refresh_expires_in: number;
+    };
   };
 
   return {

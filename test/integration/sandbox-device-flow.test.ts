@@ -25,7 +25,10 @@ describe('device authorization request (seed §4.1, §2)', () => {
   it('fails with a non-success status and an error body when the request is wrong (seed §7)', async () => {
     const noClient = await sb.deviceAuthorization({ scope: 'openid' });
     expect(noClient.status).toBe(400);
-    expect(noClient.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('client_id') });
+    expect(noClient.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('client_id'),
+    });
     const noScope = await sb.deviceAuthorization({ client_id: 'portal' });
     expect(noScope.status).toBe(400);
     expect(noScope.body.error).toBe('invalid_scope');
@@ -69,7 +72,9 @@ describe('poll state table (seed §3)', () => {
   it('approved → 200 with the device-flow token response (access 300 s, refresh 1800 s, Bearer)', async () => {
     const { body } = await sb.deviceAuthorization();
     await sb.pollDevice(body.device_code);
-    expect((await sb.hook('device/approve', { userCode: body.user_code, username: 'admin' })).status).toBe(200);
+    expect((await sb.hook('device/approve', { userCode: body.user_code, username: 'admin' })).status).toBe(
+      200,
+    );
     await sb.advance(5);
     const res = await sb.pollDevice(body.device_code);
     expect(res.status).toBe(200);
@@ -78,7 +83,11 @@ describe('poll state table (seed §3)', () => {
     expect(typeof res.body.refresh_token).toBe('string');
     expect(res.headers.get('cache-control')).toBe('no-store');
     const claims = decodeJwt(res.body.access_token);
-    expect(claims).toMatchObject({ azp: 'portal', preferred_username: 'admin', iss: `${sb.authUrl}/realms/${sb.tenant}` });
+    expect(claims).toMatchObject({
+      azp: 'portal',
+      preferred_username: 'admin',
+      iss: `${sb.authUrl}/realms/${sb.tenant}`,
+    });
     expect((claims.exp as number) - (claims.iat as number)).toBe(300);
   });
 
@@ -99,7 +108,9 @@ describe('poll state table (seed §3)', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('expired_token');
     // Approval is no longer possible for the expired code either.
-    expect((await sb.hook('device/approve', { userCode: body.user_code, username: 'admin' })).status).toBe(404);
+    expect((await sb.hook('device/approve', { userCode: body.user_code, username: 'admin' })).status).toBe(
+      404,
+    );
     const fresh = await sb.deviceAuthorization();
     expect(fresh.body.device_code).not.toBe(body.device_code);
   });
@@ -118,25 +129,43 @@ describe('poll state table (seed §3)', () => {
   it('polling needs client_id=portal and a device_code', async () => {
     const { body } = await sb.deviceAuthorization();
     const grant = 'urn:ietf:params:oauth:grant-type:device_code';
-    expect((await sb.tokenRequest({ grant_type: grant, device_code: body.device_code })).body.error).toBe('invalid_request');
-    expect((await sb.tokenRequest({ grant_type: grant, client_id: 'portal' })).body.error).toBe('invalid_request');
-    expect((await sb.tokenRequest({ grant_type: grant, client_id: 'x', device_code: body.device_code })).status).toBe(401);
+    expect((await sb.tokenRequest({ grant_type: grant, device_code: body.device_code })).body.error).toBe(
+      'invalid_request',
+    );
+    expect((await sb.tokenRequest({ grant_type: grant, client_id: 'portal' })).body.error).toBe(
+      'invalid_request',
+    );
+    expect(
+      (await sb.tokenRequest({ grant_type: grant, client_id: 'x', device_code: body.device_code })).status,
+    ).toBe(401);
   });
 });
 
 describe('device page (verification_uri) over HTTP', () => {
   const submit = (url: string, fields: Record<string, string>) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields),
+    });
 
   it('log in with the seeded person, approve, and the poller gets its token', async () => {
     const { body } = await sb.deviceAuthorization();
     const pageRes = await fetch(body.verification_uri_complete);
     expect(pageRes.status).toBe(200);
     expect(await pageRes.text()).toContain(`value="${body.user_code}"`);
-    const wrong = await submit(body.verification_uri, { user_code: body.user_code, username: 'admin', password: 'nope' });
+    const wrong = await submit(body.verification_uri, {
+      user_code: body.user_code,
+      username: 'admin',
+      password: 'nope',
+    });
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).toContain('Invalid username or password');
-    const login = await submit(body.verification_uri, { user_code: body.user_code.toLowerCase().replace('-', ''), username: 'admin', password: 'sandbox-admin' });
+    const login = await submit(body.verification_uri, {
+      user_code: body.user_code.toLowerCase().replace('-', ''),
+      username: 'admin',
+      password: 'sandbox-admin',
+    });
     const consent = await login.text();
     expect(login.status).toBe(200);
     const approval = /name="approval" value="([^"]+)"/.exec(consent)?.[1] as string;
@@ -147,19 +176,29 @@ describe('device page (verification_uri) over HTTP', () => {
     expect(tokens.status).toBe(200);
     expect(decodeJwt(tokens.body.access_token).preferred_username).toBe('admin');
     // An approval is single use.
-    expect((await submit(`${body.verification_uri}/consent`, { approval, decision: 'approve' })).status).toBe(400);
+    expect((await submit(`${body.verification_uri}/consent`, { approval, decision: 'approve' })).status).toBe(
+      400,
+    );
   });
 
   it('deny on the page makes the poller stop with access_denied', async () => {
     const { body } = await sb.deviceAuthorization();
-    const login = await submit(body.verification_uri, { user_code: body.user_code, username: 'member', password: 'sandbox-member' });
+    const login = await submit(body.verification_uri, {
+      user_code: body.user_code,
+      username: 'member',
+      password: 'sandbox-member',
+    });
     const approval = /name="approval" value="([^"]+)"/.exec(await login.text())?.[1] as string;
     await submit(`${body.verification_uri}/consent`, { approval, decision: 'deny' });
     expect((await sb.pollDevice(body.device_code)).body.error).toBe('access_denied');
   });
 
   it('an unknown code is refused on the page', async () => {
-    const res = await submit(`${sb.authUrl}/realms/${sb.tenant}/device`, { user_code: 'BBBB-0000', username: 'admin', password: 'sandbox-admin' });
+    const res = await submit(`${sb.authUrl}/realms/${sb.tenant}/device`, {
+      user_code: 'BBBB-0000',
+      username: 'admin',
+      password: 'sandbox-admin',
+    });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('not valid or has expired');
   });

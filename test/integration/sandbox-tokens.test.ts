@@ -62,7 +62,9 @@ describe('token lifecycle (seed §3): device-flow tokens', () => {
 
   it('refresh needs client_id=portal and a known refresh token', async () => {
     const { refresh_token } = await sb.personTokens();
-    expect((await sb.tokenRequest({ grant_type: 'refresh_token', refresh_token })).body.error).toBe('invalid_request');
+    expect((await sb.tokenRequest({ grant_type: 'refresh_token', refresh_token })).body.error).toBe(
+      'invalid_request',
+    );
     expect((await sb.refresh('garbage')).body.error).toBe('invalid_grant');
   });
 });
@@ -74,7 +76,11 @@ describe('client credentials (seed §4.2, §5)', () => {
     expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(res.body).toMatchObject({ expires_in: 300, token_type: 'Bearer' });
     const claims = decodeJwt(res.body.access_token);
-    expect(claims).toMatchObject({ azp: sb.clientId, client_id: sb.clientId, preferred_username: `service-account-${sb.clientId}` });
+    expect(claims).toMatchObject({
+      azp: sb.clientId,
+      client_id: sb.clientId,
+      preferred_username: `service-account-${sb.clientId}`,
+    });
   });
 
   it('on expiry the same call is repeated and yields a new token', async () => {
@@ -89,7 +95,10 @@ describe('client credentials (seed §4.2, §5)', () => {
 
   it('accepts HTTP Basic client authentication as Keycloak does', async () => {
     const basic = Buffer.from(`${sb.clientId}:${sb.clientSecret}`).toString('base64');
-    const res = await sb.tokenRequest({ grant_type: 'client_credentials' }, { authorization: `Basic ${basic}` });
+    const res = await sb.tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: `Basic ${basic}` },
+    );
     expect(res.status).toBe(200);
   });
 
@@ -103,7 +112,12 @@ describe('client credentials (seed §4.2, §5)', () => {
   });
 
   it('the seed call has no scope: a scope parameter is refused', async () => {
-    const res = await sb.tokenRequest({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret, scope: 'openid' });
+    const res = await sb.tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: sb.clientId,
+      client_secret: sb.clientSecret,
+      scope: 'openid',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_scope');
   });
@@ -115,10 +129,28 @@ describe('token endpoint bad input', () => {
 
   it.each([
     ['missing grant_type', 'client_id=portal', 'application/x-www-form-urlencoded', 400, 'invalid_request'],
-    ['unknown grant_type', 'grant_type=password', 'application/x-www-form-urlencoded', 400, 'unsupported_grant_type'],
-    ['JSON instead of a form', '{"grant_type":"client_credentials"}', 'application/json', 400, 'invalid_request'],
+    [
+      'unknown grant_type',
+      'grant_type=password',
+      'application/x-www-form-urlencoded',
+      400,
+      'unsupported_grant_type',
+    ],
+    [
+      'JSON instead of a form',
+      '{"grant_type":"client_credentials"}',
+      'application/json',
+      400,
+      'invalid_request',
+    ],
     ['no content type', 'grant_type=client_credentials', 'text/plain', 400, 'invalid_request'],
-    ['client_credentials without client_id', 'grant_type=client_credentials', 'application/x-www-form-urlencoded', 400, 'invalid_request'],
+    [
+      'client_credentials without client_id',
+      'grant_type=client_credentials',
+      'application/x-www-form-urlencoded',
+      400,
+      'invalid_request',
+    ],
   ])('%s → %i %s', async (_name, body, type, status, error) => {
     const res = await post(body, type);
     expect(res.status).toBe(status);
@@ -126,7 +158,10 @@ describe('token endpoint bad input', () => {
   });
 
   it('an oversized body → 413, and the sandbox keeps serving', async () => {
-    const res = await post(`grant_type=client_credentials&pad=${'x'.repeat(200_000)}`, 'application/x-www-form-urlencoded');
+    const res = await post(
+      `grant_type=client_credentials&pad=${'x'.repeat(200_000)}`,
+      'application/x-www-form-urlencoded',
+    );
     expect(res.status).toBe(413);
     expect((await sb.clientCredentials()).status).toBe(200);
   });
@@ -140,7 +175,9 @@ describe('token endpoint bad input', () => {
 
 describe('discovery and JWKS', () => {
   it('publishes the endpoints and a key that verifies issued tokens', async () => {
-    const disc = await (await fetch(`${sb.authUrl}/realms/${sb.tenant}/.well-known/openid-configuration`)).json();
+    const disc = await (
+      await fetch(`${sb.authUrl}/realms/${sb.tenant}/.well-known/openid-configuration`)
+    ).json();
     expect(disc).toMatchObject({
       issuer: `${sb.authUrl}/realms/${sb.tenant}`,
       token_endpoint: `${sb.oidc}/token`,
@@ -149,7 +186,9 @@ describe('discovery and JWKS', () => {
     });
     const { createRemoteJWKSet, jwtVerify } = await import('jose');
     const { access_token } = (await sb.clientCredentials()).body;
-    const { payload } = await jwtVerify(access_token, createRemoteJWKSet(new URL(disc.jwks_uri)), { issuer: disc.issuer });
+    const { payload } = await jwtVerify(access_token, createRemoteJWKSet(new URL(disc.jwks_uri)), {
+      issuer: disc.issuer,
+    });
     expect(payload.azp).toBe(sb.clientId);
   });
 });

@@ -1,0 +1,106 @@
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+
+let sb: SandboxFixture;
+beforeAll(async () => {
+  sb = await sandboxFixture();
+});
+afterAll(() => sb.close());
+beforeEach(() => sb.hook('reset'));
+
+describe('faults hook', () => {
+  it('the next N requests to a route fail with the status, with Retry-After where it fits; then normal', async () => {
+    expect((await sb.hook('faults', { route: 'token', count: 2, status: 503 })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const res = await sb.clientCredentials();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
+    expect((await sb.clientCredentials()).status).toBe(200);
+    const stats = (await sb.hook('stats')).body;
+    expect(stats.faults).toBe(2);
+    expect(stats.token.client_credentials).toBe(1);
+  });
+
+  it('429 with a chosen Retry-After on GraphQL, in GraphQL error shape', async () => {
+    const token = (await sb.clientCredentials()).body.access_token;
+    await sb.hook('faults', { route: 'graphql', status: 429, retryAfterSeconds: 7 });
+    const res = await sb.graphql(token, '{ currentTenant { name } }');
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('7');
+    expect(res.body.errors[0].extensions.code).toBe('SANDBOX_FAULT');
+    expect((await sb.graphql(token, '{ currentTenant { name } }')).status).toBe(200);
+  });
+
+  it('a dropped connection', async () => {
+    await sb.hook('faults', { route: 'token', reset: true });
+    await expect(sb.clientCredentials()).rejects.toThrow();
+    expect((await sb.clientCredentials()).status).toBe(200);
+  });
+
+  it('a delay, after which the request is served normally', async () => {
+    await sb.hook('faults', { route: 'graphql', delayMs: 300 });
+    const token = (await sb.clientCredentials()).body.access_token;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 50);
+    await expect(
+      fetch(`${sb.baseUrl}/graphql`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: '{ currentTenant { name } }' }),
+      }),
+    ).rejects.toThrow(/abort/i);
+    clearTimeout(timer);
+    expect((await sb.graphql(token, '{ currentTenant { name } }')).status).toBe(200);
+  });
+
+  it.each([
+    [{ route: 'nowhere', status: 500 }, 'route'],
+    [{ route: 'token' }, 'exactly one of'],
+    [{ route: 'token', status: 200 }, 'status'],
+    [{ route: 'token', status: 500, delayMs: 10 }, 'exactly one of'],
+  ])('bad fault spec %j → 400 naming %s', async (spec, word) => {
+    const res = await sb.hook('faults', spec);
+    expect(res.status).toBe(400);
+    expect(res.body.error_description).toContain(word);
+  });
+});
+
+describe('stats, clock and reset hooks', () => {
+  it('stats count each grant, device authorizations and GraphQL operations by kind', async () => {
+    const token = (await sb.clientCredentials()).body.access_token;
+    await sb.personTokens();
+    await sb.graphql(token, '{ currentTenant { name } }');
+    await sb.graphql(token, '{ currentTenant { name } }');
+    expect((await sb.hook('stats')).body).toEqual({
+      token: { client_credentials: 1, device_code: 1, refresh_token: 0 },
+      deviceAuthorization: 1,
+      graphql: { queries: 2, mutations: 0, refused: 0 },
+      faults: 0,
+    });
+  });
+
+  it('clock rejects negative or non-integer moves', async () => {
+    expect((await sb.hook('clock', { advanceSeconds: -5 })).status).toBe(400);
+    expect((await sb.hook('clock', { advanceSeconds: 'soon' })).status).toBe(400);
+  });
+
+  it('reset restores data, credentials, clock and stats — the demo credential keeps its secret', async () => {
+    const created = (await sb.hook('credentials', { label: 'temp' })).body;
+    await sb.hook('data/mutate', { collection: 'users', deletes: 3 });
+    await sb.advance(10_000);
+    await sb.hook('reset');
+    expect((await sb.clientCredentials(created.clientId, created.clientSecret)).body.error).toBe(
+      'invalid_client',
+    );
+    const token = (await sb.clientCredentials()).body.access_token;
+    expect((await sb.graphql(token, '{ users { totalCount } }')).body.data.users.totalCount).toBe(50);
+    // The refused request after the reset and the demo one: counting started again at zero.
+    expect((await sb.hook('stats')).body.token.client_credentials).toBe(2);
+  });
+
+  it('hooks want JSON', async () => {
+    const res = await fetch(`${sb.baseUrl}/_sandbox/clock`, { method: 'POST', body: 'advanceSeconds=5' });
+    expect(res.status).toBe(400);
+  });
+});

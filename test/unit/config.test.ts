@@ -1,0 +1,83 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, readLocalSettings } from '../../shared/config';
+import { ConfigError } from '../../shared/errors';
+
+describe('configuration', () => {
+  it('with no tenant settings uses the embedded sandbox and the documented defaults', () => {
+    const c = loadConfig({}, { cwd: '/srv/app' });
+    expect(c.tenant).toBeUndefined();
+    expect(c.clientSecretName).toBe('tenant-client-secret');
+    expect(c.syncSchedule).toBe('0 */15 * * * *');
+    expect(c.syncSinks).toBe('blob');
+    expect(c.localSecretsFile).toBe('/srv/app/.local/secrets.json');
+  });
+
+  it('reads a real tenant and normalises URLs', () => {
+    const c = loadConfig({
+      TENANT_NAME: 'contoso',
+      TENANT_BASE_URL: 'https://contoso.example.com/',
+      TENANT_AUTH_URL: 'https://login.example.com',
+      TENANT_CLIENT_ID: 'm2m-1',
+      KEY_VAULT_URL: 'https://kv-contoso.vault.azure.net',
+      SYNC_STREAMS: 'controls,users',
+    });
+    expect(c.tenant).toEqual({
+      name: 'contoso',
+      baseUrl: 'https://contoso.example.com',
+      authUrl: 'https://login.example.com',
+      clientId: 'm2m-1',
+    });
+    expect(c.keyVaultUrl).toBe('https://kv-contoso.vault.azure.net/');
+    expect(c.syncStreams).toEqual(['controls', 'users']);
+  });
+
+  it('fails once, naming every bad setting', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        TENANT_BASE_URL: 'http://tenant.example.com',
+        KEY_VAULT_URL: 'not a url',
+        SYNC_SCHEDULE: '*/5 * * * *',
+        TENANT_CLIENT_SECRET_NAME: 'has_underscore',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    for (const name of [
+      'TENANT_BASE_URL',
+      'KEY_VAULT_URL',
+      'SYNC_SCHEDULE',
+      'TENANT_CLIENT_SECRET_NAME',
+      'TENANT_NAME',
+      'TENANT_AUTH_URL',
+      'TENANT_CLIENT_ID',
+    ]) {
+      expect(message).toContain(name);
+    }
+    expect(message).toContain('https');
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ TENANT_NAME: '', KEY_VAULT_URL: ' ' }).keyVaultUrl).toBeUndefined();
+  });
+
+  it('reads local.settings.json Values and rejects a broken file clearly', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ti-cfg-'));
+    try {
+      expect(readLocalSettings(dir)).toEqual({});
+      await writeFile(
+        join(dir, 'local.settings.json'),
+        JSON.stringify({ IsEncrypted: false, Values: { SYNC_SINKS: 'dir:/tmp/out' } }),
+      );
+      expect(readLocalSettings(dir)).toEqual({ SYNC_SINKS: 'dir:/tmp/out' });
+      await writeFile(join(dir, 'local.settings.json'), '{ nope');
+      expect(() => readLocalSettings(dir)).toThrow(/local.settings.json: not valid JSON/);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+});
