@@ -1,5 +1,6 @@
-// Tests run from TypeScript sources through SWC (fast, no type check); `npm run typecheck` checks types.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+// Tests run from TypeScript sources, transpiled only (isolatedModules); `npm run typecheck` checks types.
+// No native transformer (SWC): its per-platform binaries cannot all be locked from this registry.
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
 const base = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
