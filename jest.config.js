@@ -1,6 +1,6 @@
-// Tests run from TypeScript sources, transpiled only (isolatedModules); `npm run typecheck` checks types.
+// Tests run from TypeScript sources, transpiled only (tsconfig's isolatedModules); `npm run typecheck` checks types.
 // No native transformer (SWC): its per-platform binaries cannot all be locked from this registry.
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 const base = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {

@@ -20,12 +20,12 @@ const typeDefs = /* GraphQL */ `
     tenant(name: String!): Tenant
     currentTenant: Tenant!
     viewer: Viewer!
-    controls(first: Int = 100, after: String): ControlConnection!
-    evidence(first: Int = 100, after: String): EvidenceConnection!
-    personnel(first: Int = 100, after: String): PersonnelConnection!
-    kpis(first: Int = 100, after: String): KpiConnection!
-    reports(first: Int = 100, after: String): ReportConnection!
-    users(first: Int = 100, after: String): UserConnection!
+    controls(first: Int = 100, after: String): ControlConnection
+    evidence(first: Int = 100, after: String): EvidenceConnection
+    personnel(first: Int = 100, after: String): PersonnelConnection
+    kpis(first: Int = 100, after: String): KpiConnection
+    reports(first: Int = 100, after: String): ReportConnection
+    users(first: Int = 100, after: String): UserConnection
   }
   type Mutation {
     updateControl(id: ID!, input: UpdateControlInput!): Control!

@@ -27,6 +27,8 @@ export const sandboxOptionsSchema = z.object({
   records: z.number().int().min(0).max(10_000_000).default(250),
   seed: z.string().min(1).max(100).default('sandbox'),
   m2mEnabled: z.boolean().default(true),
+  /** Keycloak accepts (and ignores) `scope` on client credentials; the seed's call has none. Off: refuse it. */
+  acceptClientCredentialsScope: z.boolean().default(false),
   demoClientSecret: z.string().min(16).optional(),
 });
 export type StartOptions = z.input<typeof sandboxOptionsSchema>;
@@ -115,6 +117,7 @@ export async function startSandbox(input: StartOptions = {}): Promise<RunningSan
     records: o.records,
     seed: o.seed,
     m2mEnabled: o.m2mEnabled,
+    acceptClientCredentialsScope: o.acceptClientCredentialsScope,
     demoCredential: { clientId: DEMO_CLIENT_ID, secret: clientSecret, label: 'Demo sync (sandbox)' },
   };
   const sb = await Sandbox.create(options);

@@ -15,6 +15,8 @@ export interface SandboxOptions {
   seed: string;
   /** When false the organisation has not enabled M2M credentials: the API Credentials page is absent. */
   m2mEnabled: boolean;
+  /** Keycloak-compatible mode for third-party clients (msal-node sends a scope). */
+  acceptClientCredentialsScope: boolean;
   /** The demo M2M credential created at start (and again after a reset), with this id and secret. */
   demoCredential: { clientId: string; secret: string; label: string };
 }

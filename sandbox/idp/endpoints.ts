@@ -108,7 +108,7 @@ async function clientCredentialsGrant(sb: Sandbox, req: Request, form: URLSearch
   const { clientId, secret } = clientAuth(req, form);
   if (!clientId) throw oauthError(400, 'invalid_request', 'Missing form parameter: client_id');
   // The seed's call carries no scope; the sandbox holds clients to it.
-  if (form.has('scope'))
+  if (form.has('scope') && !sb.options.acceptClientCredentialsScope)
     throw oauthError(400, 'invalid_scope', 'The client_credentials grant takes no scope parameter');
   if (clientId === PORTAL_CLIENT_ID) {
     throw oauthError(401, 'unauthorized_client', 'Public client not allowed to retrieve service account');

@@ -1,3 +1,4 @@
+import { failure } from '../helpers/failure';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,9 +24,7 @@ describe('LocalFileSecretStore', () => {
   });
 
   it('a missing secret names itself and how to set it', async () => {
-    const err = await new LocalFileSecretStore(join(dir, 'none.json'))
-      .get('tenant-client-secret')
-      .catch((e) => e);
+    const err = await failure(new LocalFileSecretStore(join(dir, 'none.json')).get('tenant-client-secret'));
     expect(err).toBeInstanceOf(SecretNotFound);
     expect(err.code).toBe('SECRET_NOT_FOUND');
     expect(err.message).toContain('tenant-integrations secrets set tenant-client-secret');

@@ -1,0 +1,21 @@
+import { tokenBench } from './token';
+
+/** `npm run bench -- <name>`: each bench measures its baseline in the same run; JSON on the last line. */
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { token: tokenBench };
+
+async function main(): Promise<number> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !BENCHES[n]);
+  if (!names.length || unknown.length) {
+    console.error(
+      `usage: npm run bench -- <${Object.keys(BENCHES).join('|')}> …${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`,
+    );
+    return 2;
+  }
+  const results = [];
+  for (const name of names) results.push(await BENCHES[name]());
+  console.log(JSON.stringify(results.length === 1 ? results[0] : results));
+  return 0;
+}
+
+main().then((code) => process.exit(code));

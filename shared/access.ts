@@ -1,0 +1,93 @@
+import type { TokenCredential } from '@azure/identity';
+import { ClientCredentialsProvider, type ClientCredentialsOptions } from './auth/client-credentials';
+import { DelegatedSession } from './auth/delegated-session';
+import { tenantEndpoints } from './auth/endpoints';
+import { systemClock, type Clock } from './clock';
+import type { AppConfig, TenantSettings } from './config';
+import { ConfigError } from './errors';
+import { TenantGraphqlClient, type GraphqlClientOptions } from './graphql/client';
+import { silentLogger, type Logger } from './log';
+import { azureCredential, createSecretStore, type CachedSecretStore } from './secrets';
+import {
+  FileSessionMetadataStore,
+  TableSessionMetadataStore,
+  type SessionMetadataStore,
+} from './state/session-metadata';
+import { dirname, join } from 'node:path';
+
+export interface AccessDeps {
+  clock?: Clock;
+  logger?: Logger;
+  fetch?: typeof fetch;
+  credential?: TokenCredential;
+  secrets?: CachedSecretStore;
+  sessionMetadata?: SessionMetadataStore;
+  tokenOptions?: ClientCredentialsOptions;
+  graphqlOptions?: GraphqlClientOptions;
+}
+
+/** Everything that talks to the tenant, built once per process and shared by every function. */
+export interface AccessLayer {
+  tenant: TenantSettings;
+  secrets: CachedSecretStore;
+  m2m: ClientCredentialsProvider;
+  /** Read-only GraphQL with the M2M credential. */
+  graphql: TenantGraphqlClient;
+  delegated: DelegatedSession;
+  /** GraphQL acting as the logged-in admin: the only client that may run mutations. */
+  delegatedGraphql: TenantGraphqlClient;
+}
+
+function metadataStore(config: AppConfig, deps: AccessDeps): SessionMetadataStore {
+  if (deps.sessionMetadata) return deps.sessionMetadata;
+  const storage = config.storageConnection;
+  if (storage && /AccountKey=|UseDevelopmentStorage=true/i.test(storage))
+    return new TableSessionMetadataStore({ connectionString: storage });
+  if (storage && /^https:\/\//.test(storage))
+    return new TableSessionMetadataStore({
+      url: storage,
+      credential: deps.credential ?? azureCredential(config),
+    });
+  return new FileSessionMetadataStore(join(dirname(config.localSecretsFile), 'sessions.json'));
+}
+
+export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): AccessLayer {
+  const tenant = config.tenant;
+  if (!tenant) {
+    throw new ConfigError([
+      'TENANT_NAME, TENANT_BASE_URL, TENANT_AUTH_URL, TENANT_CLIENT_ID: not set. Set them for a real tenant, or run `tenant-integrations dev`, which starts the sandbox and sets them.',
+    ]);
+  }
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
+  const secrets = deps.secrets ?? createSecretStore(config, { clock, logger, credential: deps.credential });
+  const m2m = new ClientCredentialsProvider(tenant, secrets, config.clientSecretName, {
+    clock,
+    logger,
+    fetch: deps.fetch,
+    ...deps.tokenOptions,
+  });
+  const delegated = new DelegatedSession(tenant, secrets, metadataStore(config, deps), {
+    clock,
+    logger,
+    fetch: deps.fetch,
+  });
+  const endpoint = tenantEndpoints(tenant).graphql;
+  const gql = { clock, logger, fetch: deps.fetch, ...deps.graphqlOptions };
+  return {
+    tenant,
+    secrets,
+    m2m,
+    graphql: new TenantGraphqlClient(endpoint, m2m, gql),
+    delegated,
+    delegatedGraphql: new TenantGraphqlClient(endpoint, delegated, gql),
+  };
+}
+
+let singleton: AccessLayer | undefined;
+
+/** The process-wide access layer (lazy): one token cache for every trigger, orchestration and activity. */
+export function accessLayer(config: AppConfig, deps?: AccessDeps): AccessLayer {
+  singleton ??= createAccessLayer(config, deps);
+  return singleton;
+}

@@ -1,0 +1,191 @@
+import { decodeJwt } from 'jose';
+import { systemClock, type Clock } from '../clock';
+import type { TenantSettings } from '../config';
+import { IntegrationError, LoginRequired, SecretNotFound, UpstreamError } from '../errors';
+import { silentLogger, type Logger } from '../log';
+import { backoffMs, DEFAULT_RETRY, retryAfterMs, sleep, type RetryPolicy } from '../net/retry';
+import type { SecretStore } from '../secrets/types';
+import type { SessionMetadata, SessionMetadataStore } from '../state/session-metadata';
+import { abortable, type AccessToken } from './client-credentials';
+import { PORTAL_CLIENT_ID, tenantEndpoints } from './endpoints';
+import {
+  delegatedTokenSchema,
+  parseBody,
+  postForm,
+  type DelegatedTokenResponse,
+  type FetchLike,
+} from './oauth';
+
+export interface DelegatedSessionOptions {
+  clock?: Clock;
+  logger?: Logger;
+  fetch?: FetchLike;
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  minValiditySeconds?: number;
+}
+
+/** Key Vault secret names allow letters, digits and dashes. */
+export const delegatedSecretName = (tenant: string) =>
+  `delegated-refresh-token-${tenant.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 127);
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A person's delegated session (device flow, seed §5): the refresh token lives only in the secret store;
+ * metadata (who, since, last refresh, refresh expiry, state) in the metadata store. Refreshing returns a
+ * new refresh token, which replaces the stored one; a failed refresh means the device flow must run again.
+ */
+export class DelegatedSession {
+  readonly kind = 'delegated' as const;
+  readonly secretName: string;
+  private cached?: AccessToken;
+  private inFlight?: Promise<AccessToken>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly tokenUrl: string;
+  private readonly retry: RetryPolicy;
+
+  constructor(
+    readonly tenant: TenantSettings,
+    private readonly secrets: SecretStore,
+    private readonly metadata: SessionMetadataStore,
+    private readonly options: DelegatedSessionOptions = {},
+  ) {
+    this.secretName = delegatedSecretName(tenant.name);
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.tokenUrl = tenantEndpoints(tenant).token;
+    this.retry = options.retry ?? DEFAULT_RETRY;
+  }
+
+  /** Stores the result of a completed device flow. Answers the metadata (no token). */
+  async connect(tokens: DelegatedTokenResponse): Promise<SessionMetadata> {
+    const now = this.clock.now();
+    const claims = safeClaims(tokens.access_token);
+    await this.secrets.set(this.secretName, tokens.refresh_token);
+    const metadata: SessionMetadata = {
+      username: claims.username ?? 'unknown',
+      name: claims.name,
+      connectedAt: iso(now),
+      lastRefreshAt: iso(now),
+      refreshExpiresAt: iso(now + (tokens.refresh_expires_in ?? 1800) * 1000),
+      state: 'connected',
+    };
+    await this.metadata.put(this.tenant.name, metadata);
+    this.cached = { token: tokens.access_token, expiresAt: now + tokens.expires_in * 1000 };
+    this.logger.log('info', 'delegated session connected', { tenant: this.tenant.name, state: 'connected' });
+    return metadata;
+  }
+
+  status(): Promise<SessionMetadata | undefined> {
+    return this.metadata.get(this.tenant.name);
+  }
+
+  /** An access token acting as the person; refreshes when needed. `LoginRequired` when that fails. */
+  async getToken(options: { abortSignal?: AbortSignal } = {}): Promise<string> {
+    const c = this.cached;
+    if (c && this.clock.now() < c.expiresAt - (this.options.minValiditySeconds ?? 30) * 1000) return c.token;
+    return (await abortable(this.refreshOnce(), options.abortSignal)).token;
+  }
+
+  invalidate(token: string): void {
+    if (this.cached?.token === token) this.cached = undefined;
+  }
+
+  /** The keeper's call: refresh now, keeping the session alive inside its idle window. */
+  async refresh(): Promise<SessionMetadata> {
+    await this.refreshOnce();
+    return (await this.status()) as SessionMetadata;
+  }
+
+  private refreshOnce(): Promise<AccessToken> {
+    this.inFlight ??= this.doRefresh().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async doRefresh(): Promise<AccessToken> {
+    let refreshToken: string;
+    try {
+      refreshToken = await this.secrets.get(this.secretName);
+    } catch (err) {
+      if (err instanceof SecretNotFound)
+        throw await this.loginRequired('no delegated session has been stored', err);
+      throw err;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const sentAt = this.clock.now();
+      const reply = await postForm(
+        this.tokenUrl,
+        { grant_type: 'refresh_token', client_id: PORTAL_CLIENT_ID, refresh_token: refreshToken },
+        {
+          fetch: this.options.fetch,
+          timeoutMs: this.options.timeoutMs ?? 10_000,
+        },
+      );
+      if (reply.kind === 'ok') {
+        const tokens = parseBody(this.tokenUrl, delegatedTokenSchema, reply.body);
+        await this.secrets.set(this.secretName, tokens.refresh_token);
+        const previous = await this.status();
+        const claims = safeClaims(tokens.access_token);
+        await this.metadata.put(this.tenant.name, {
+          username: claims.username ?? previous?.username ?? 'unknown',
+          name: claims.name ?? previous?.name,
+          connectedAt: previous?.connectedAt ?? iso(sentAt),
+          lastRefreshAt: iso(sentAt),
+          refreshExpiresAt: iso(sentAt + (tokens.refresh_expires_in ?? 1800) * 1000),
+          state: 'connected',
+        });
+        this.logger.log('info', 'delegated session refreshed', { tenant: this.tenant.name, attempt });
+        this.cached = { token: tokens.access_token, expiresAt: sentAt + tokens.expires_in * 1000 };
+        return this.cached;
+      }
+      if (reply.kind !== 'transient') {
+        const what = reply.kind === 'oauth-error' ? reply.error : `HTTP ${reply.status}`;
+        throw await this.loginRequired(`refresh refused: ${what}`);
+      }
+      if (attempt >= this.retry.maxAttempts) {
+        // An outage is not a lost session: the stored refresh token may still work later.
+        throw new UpstreamError(
+          'UPSTREAM_UNAVAILABLE',
+          this.tokenUrl,
+          `refresh failed after ${attempt} attempts (${reply.status || 'network error or timeout'})`,
+          {
+            status: 503,
+          },
+        );
+      }
+      await sleep(
+        retryAfterMs(reply.retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
+          backoffMs(attempt, this.retry),
+      );
+    }
+  }
+
+  private async loginRequired(reason: string, cause?: unknown): Promise<IntegrationError> {
+    this.cached = undefined;
+    const previous = await this.status().catch(() => undefined);
+    if (previous) await this.metadata.put(this.tenant.name, { ...previous, state: 'login-required', reason });
+    this.logger.log('warn', 'delegated session needs a new login', {
+      tenant: this.tenant.name,
+      state: 'login-required',
+      reason,
+    });
+    return new LoginRequired(reason, { cause });
+  }
+}
+
+/** Who the token names, for display only (not a trust decision: the IdP already issued it). */
+function safeClaims(token: string): { username?: string; name?: string } {
+  try {
+    const c = decodeJwt(token);
+    return {
+      username: typeof c.preferred_username === 'string' ? c.preferred_username : undefined,
+      name: typeof c.name === 'string' ? c.name : undefined,
+    };
+  } catch {
+    return {};
+  }
+}

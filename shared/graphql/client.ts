@@ -1,0 +1,255 @@
+import { ClientError, GraphQLClient } from 'graphql-request';
+import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import type { z } from 'zod';
+import { systemClock, type Clock } from '../clock';
+import { GraphqlErrors, RequestRefused, UpstreamError } from '../errors';
+import { silentLogger, type Logger } from '../log';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  isTransientStatus,
+  retryAfterMs,
+  sleep,
+  withTimeout,
+  type RetryPolicy,
+} from '../net/retry';
+
+/** Where bearer tokens come from: the M2M provider (read-only) or the delegated session (a person). */
+export interface TokenSource {
+  readonly kind: 'm2m' | 'delegated';
+  getToken(options?: { abortSignal?: AbortSignal }): Promise<string>;
+  invalidate(token: string): void;
+}
+
+export interface GraphqlClientOptions {
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  logger?: Logger;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  random?: () => number;
+}
+
+export interface RequestOptions<T> {
+  variables?: Record<string, unknown>;
+  abortSignal?: AbortSignal;
+  /** Validates `data`; a mismatch is an error naming the endpoint and the fields. */
+  schema?: z.ZodType<T>;
+  timeoutMs?: number;
+}
+
+interface Analysed {
+  operation: string;
+  isMutation: boolean;
+}
+
+const MAX_CACHED_DOCUMENTS = 200;
+
+/**
+ * GraphQL over graphql-request with the seed's rules: a bearer token per request, M2M tokens never sent
+ * with a mutation, retries for transient faults, a 401 answered by one retry with a fresh token. Logs
+ * name the operation, never the token or the variables.
+ */
+export class TenantGraphqlClient {
+  private readonly client: GraphQLClient;
+  private readonly documents = new Map<string, Analysed>();
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+
+  constructor(
+    readonly endpoint: string,
+    private readonly tokens: TokenSource,
+    options: GraphqlClientOptions = {},
+  ) {
+    this.client = new GraphQLClient(endpoint, { errorPolicy: 'all', fetch: options.fetch });
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+  }
+
+  private analyse(document: string): Analysed {
+    let analysed = this.documents.get(document);
+    if (analysed) return analysed;
+    let ast: DocumentNode;
+    try {
+      ast = parse(document);
+    } catch (err) {
+      throw new RequestRefused(
+        'INVALID_DOCUMENT',
+        `GraphQL document does not parse: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    const ops = ast.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+    if (ops.length !== 1)
+      throw new RequestRefused(
+        'INVALID_DOCUMENT',
+        `GraphQL document must hold exactly one operation (found ${ops.length})`,
+      );
+    analysed = {
+      operation: ops[0].name?.value ?? `anonymous ${ops[0].operation}`,
+      isMutation: ops[0].operation === 'mutation',
+    };
+    if (this.documents.size >= MAX_CACHED_DOCUMENTS) this.documents.clear();
+    this.documents.set(document, analysed);
+    return analysed;
+  }
+
+  async request<T = unknown>(document: string, options: RequestOptions<T> = {}): Promise<T> {
+    const { operation, isMutation } = this.analyse(document);
+    // Seed §4.3: M2M credentials are read-only. Refuse before anything reaches the network.
+    if (isMutation && this.tokens.kind === 'm2m') {
+      throw new RequestRefused(
+        'READ_ONLY_CREDENTIAL',
+        `${operation} is a mutation; M2M credentials are read-only. Run it with the delegated session of an admin.`,
+      );
+    }
+    let refreshedAfter401 = false;
+    for (let attempt = 1; ; attempt++) {
+      const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
+      const started = Date.now();
+      const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
+      let status: number;
+      let retryAfter: string | null = null;
+      try {
+        const res = await this.client.rawRequest<T>({
+          query: document,
+          variables: options.variables,
+          requestHeaders: { authorization: `Bearer ${token}` },
+          signal,
+        });
+        this.logger.log('info', 'graphql', {
+          operation,
+          attempt,
+          status: res.status,
+          durationMs: Date.now() - started,
+        });
+        return this.result(operation, res.status, res.data, res.errors, options.schema);
+      } catch (err) {
+        if (options.abortSignal?.aborted) throw options.abortSignal.reason;
+        if (err instanceof GraphqlErrors || err instanceof UpstreamError) throw err;
+        if (err instanceof ClientError) {
+          status = err.response.status;
+          retryAfter = err.response.headers?.get('retry-after') ?? null;
+          if (status === 401 && !refreshedAfter401) {
+            // The token may have been revoked or expired early: one retry with a fresh token.
+            this.tokens.invalidate(token);
+            refreshedAfter401 = true;
+            this.logger.log('warn', 'graphql unauthorised; retrying once with a fresh token', {
+              operation,
+              attempt,
+              status,
+            });
+            continue;
+          }
+          if (status === 401) {
+            throw new UpstreamError(
+              'UPSTREAM_REJECTED',
+              this.endpoint,
+              `${operation} unauthorised even with a fresh token`,
+              { upstreamStatus: status },
+            );
+          }
+          if (!isTransientStatus(status)) {
+            if (err.response.errors?.length)
+              throw this.errors(operation, err.response.errors, err.response.data, status);
+            throw new UpstreamError(
+              'UPSTREAM_REJECTED',
+              this.endpoint,
+              `${operation} refused with HTTP ${status}`,
+              { upstreamStatus: status },
+            );
+          }
+        } else if (
+          err instanceof Error &&
+          /JSON|Unexpected token|Invalid execution result/i.test(err.message)
+        ) {
+          throw new UpstreamError(
+            'UPSTREAM_MALFORMED',
+            this.endpoint,
+            `${operation}: response is not a GraphQL JSON result`,
+          );
+        } else {
+          status = 0; // network error or timeout
+        }
+        this.logger.log('warn', 'graphql request failed', {
+          operation,
+          attempt,
+          status,
+          durationMs: Date.now() - started,
+        });
+        if (attempt >= this.retry.maxAttempts) {
+          throw new UpstreamError(
+            status ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_TIMEOUT',
+            this.endpoint,
+            `${operation} failed after ${attempt} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
+            { status: 503, upstreamStatus: status, cause: err instanceof ClientError ? undefined : err },
+          );
+        }
+        const wait =
+          retryAfterMs(retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
+          backoffMs(attempt, this.retry, this.random);
+        await sleep(wait, options.abortSignal);
+      }
+    }
+  }
+
+  private result<T>(
+    operation: string,
+    status: number,
+    data: unknown,
+    errors: ReadonlyArray<unknown> | undefined,
+    schema?: z.ZodType<T>,
+  ): T {
+    if (errors?.length) throw this.errors(operation, errors, data, status);
+    if (data === null || data === undefined) {
+      throw new UpstreamError(
+        'UPSTREAM_MALFORMED',
+        this.endpoint,
+        `${operation}: response has neither data nor errors`,
+      );
+    }
+    if (!schema) return data as T;
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) {
+      const fields = parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.')}: ${i.message}`)
+        .join('; ');
+      throw new UpstreamError(
+        'UPSTREAM_MALFORMED',
+        this.endpoint,
+        `${operation}: unexpected data (${fields})`,
+      );
+    }
+    return parsed.data;
+  }
+
+  private errors(
+    operation: string,
+    raw: ReadonlyArray<unknown>,
+    data: unknown,
+    status: number,
+  ): GraphqlErrors {
+    const errors = raw.map((e) => {
+      const o = (e ?? {}) as { message?: unknown; path?: unknown; extensions?: { code?: unknown } };
+      return {
+        message: typeof o.message === 'string' ? o.message : 'unknown error',
+        code: typeof o.extensions?.code === 'string' ? o.extensions.code : undefined,
+        path: Array.isArray(o.path) ? (o.path as Array<string | number>) : undefined,
+      };
+    });
+    this.logger.log('warn', 'graphql errors', {
+      operation,
+      status,
+      count: errors.length,
+      code: errors[0]?.code,
+    });
+    return new GraphqlErrors(operation, errors, data ?? null, { upstreamStatus: status });
+  }
+}
