@@ -15,6 +15,13 @@ export class OffsetClock implements Clock {
   advanceSeconds(seconds: number): void {
     this.offsetMs += seconds * 1000;
   }
+  get offset(): number {
+    return this.offsetMs;
+  }
+  /** Restores an offset saved earlier (the local host keeps it across restarts). */
+  setOffset(ms: number): void {
+    this.offsetMs = ms;
+  }
   reset(): void {
     this.offsetMs = 0;
   }

@@ -1,0 +1,393 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
+import { OffsetClock } from '../shared/clock';
+import type { Logger } from '../shared/log';
+import { DurableEngine, DurableHttpError } from './durable/engine';
+import { DurableStore } from './durable/store';
+import { registrations, triggerOf, type Registration } from './functions-core';
+import { compileRoute } from './routes';
+import { TimerRunner } from './timers';
+
+export interface HostKeys {
+  master: string;
+  function: string;
+  system: string;
+}
+
+export interface HostOptions {
+  port: number;
+  storageConnection: string;
+  hub: string;
+  keys?: Partial<HostKeys>;
+  logger: Logger;
+  /** Resolves `%SETTING%` in binding values, as the host does. */
+  env: Record<string, string | undefined>;
+}
+
+interface HttpRoute {
+  name: string;
+  pattern: RegExp;
+  methods: string[];
+  authLevel: string;
+  reg: Registration;
+}
+
+const newKey = () => randomBytes(24).toString('base64url');
+const BODY_LIMIT = 10 * 1024 * 1024;
+
+function sameKey(given: string | null | undefined, expected: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > BODY_LIMIT) throw new DurableHttpError(413, 'request body too large');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) {
+  if (res.headersSent) return;
+  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/**
+ * The local host: plays the Functions worker's part for the app's registrations (HTTP routes with their
+ * auth levels, timers, durable orchestrations and activities, the durable client's HTTP API).
+ * Development and tests only; production runs on Azure Functions.
+ */
+export class LocalHost {
+  readonly clock = new OffsetClock();
+  readonly keys: HostKeys;
+  readonly engine: DurableEngine;
+  readonly timers: TimerRunner;
+  private server?: Server;
+  private readonly httpRoutes: HttpRoute[] = [];
+  baseUrl = '';
+
+  constructor(private readonly o: HostOptions) {
+    this.keys = {
+      master: o.keys?.master ?? newKey(),
+      function: o.keys?.function ?? newKey(),
+      system: o.keys?.system ?? newKey(),
+    };
+    this.engine = new DurableEngine(
+      new DurableStore(o.storageConnection, o.hub),
+      registrations,
+      this.clock,
+      o.logger,
+    );
+    for (const [name, reg] of registrations) {
+      const t = triggerOf(reg.metadata);
+      if (t.type !== 'httpTrigger') continue;
+      this.httpRoutes.push({
+        name,
+        pattern: compileRoute(String(t.route ?? name)),
+        methods: ((t.methods as string[] | undefined) ?? ['GET', 'POST']).map((m) => m.toUpperCase()),
+        authLevel: String(t.authLevel ?? 'function').toLowerCase(),
+        reg,
+      });
+    }
+    this.timers = new TimerRunner(
+      registrations,
+      this.clock,
+      o.logger,
+      (name, timer) => this.invoke(name, timer),
+      (v) => this.setting(v),
+    );
+  }
+
+  private setting(value: string): string {
+    return value.replace(/%(\w+)%/g, (_, name: string) => {
+      const v = this.o.env[name];
+      if (v === undefined) throw new Error(`app setting ${name} (used as %${name}%) is not set`);
+      return v;
+    });
+  }
+
+  get functions(): Array<{ name: string; trigger: string; route?: string; authLevel?: string }> {
+    return [...registrations].map(([name, reg]) => {
+      const t = triggerOf(reg.metadata);
+      return {
+        name,
+        trigger: t.type,
+        ...(t.type === 'httpTrigger'
+          ? { route: `/api/${String(t.route ?? name)}`, authLevel: String(t.authLevel) }
+          : {}),
+      };
+    });
+  }
+
+  /** The binding data a `durableClient` input receives: our durable HTTP API, with the system key. */
+  clientData() {
+    const hook = `${this.baseUrl}/runtime/webhooks/durabletask`;
+    const q = `taskHub=${this.o.hub}&connection=Storage&code=${this.keys.system}`;
+    const instance = `${hook}/instances/INSTANCEID`;
+    return {
+      taskHubName: this.o.hub,
+      creationUrls: {
+        createNewInstancePostUri: `${hook}/orchestrators/{functionName}[/{instanceId}]?code=${this.keys.system}`,
+        createAndWaitOnNewInstancePostUri: `${hook}/orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&code=${this.keys.system}`,
+      },
+      managementUrls: {
+        id: 'INSTANCEID',
+        statusQueryGetUri: `${instance}?${q}`,
+        sendEventPostUri: `${instance}/raiseEvent/{eventName}?${q}`,
+        terminatePostUri: `${instance}/terminate?reason={text}&${q}`,
+        rewindPostUri: `${instance}/rewind?reason={text}&${q}`,
+        purgeHistoryDeleteUri: `${instance}?${q}`,
+        restartPostUri: `${instance}/restart?${q}`,
+        suspendPostUri: `${instance}/suspend?reason={text}&${q}`,
+        resumePostUri: `${instance}/resume?reason={text}&${q}`,
+      },
+      baseUrl: hook,
+      requiredQueryStringParameters: `code=${this.keys.system}`,
+      rpcBaseUrl: `${this.baseUrl}/_rpc/${this.keys.system}/durabletask/`,
+    };
+  }
+
+  private context(name: string, reg: Registration): InvocationContext {
+    const trigger = triggerOf(reg.metadata);
+    const extraInputs = Object.entries(reg.metadata.bindings)
+      .filter(([, b]) => b.direction === 'in' && !/trigger$/i.test(b.type))
+      .map(([n, b]) => ({ ...b, name: n, type: b.type }));
+    const context = new InvocationContext({
+      invocationId: randomUUID(),
+      functionName: name,
+      logHandler: (level, ...args) =>
+        this.o.logger.log(
+          level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'info',
+          `${name}: ${args.map(String).join(' ')}`,
+        ),
+      options: {
+        trigger: { ...trigger, type: trigger.type, name: trigger.name },
+        extraInputs,
+        extraOutputs: [],
+      },
+    });
+    for (const input of extraInputs)
+      if (input.type === 'durableClient' || input.type === 'orchestrationClient')
+        context.extraInputs.set(input.name, this.clientData());
+    return context;
+  }
+
+  /** Invokes any function by name with a trigger payload (timers, and the admin route). */
+  async invoke(name: string, payload: unknown): Promise<unknown> {
+    const reg = registrations.get(name);
+    if (!reg) throw new DurableHttpError(404, `no function named "${name}"`);
+    return reg.handler(payload, this.context(name, reg));
+  }
+
+  async listen(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: Error) => {
+        this.o.logger.log('error', 'host request failed', { reason: err.message });
+        reply(res, err instanceof DurableHttpError ? err.status : 500, {
+          error: err instanceof DurableHttpError ? err.message : 'internal error in the function host',
+        });
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server?.once('error', reject);
+      this.server?.listen(this.o.port, '127.0.0.1', resolve);
+    });
+    const { port } = this.server.address() as AddressInfo;
+    this.baseUrl = `http://127.0.0.1:${port}`;
+    // durable-functions rewrites management URLs to localhost:7071 unless it sees a host name.
+    process.env.WEBSITE_HOSTNAME = `127.0.0.1:${port}`;
+    await this.engine.resume();
+    this.timers.start();
+  }
+
+  async close(): Promise<void> {
+    this.timers.stop();
+    await this.engine.stop();
+    await new Promise<void>((resolve) => {
+      if (!this.server) return resolve();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private keyOf(req: IncomingMessage, url: URL): string | null {
+    return url.searchParams.get('code') ?? (req.headers['x-functions-key'] as string | undefined) ?? null;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const path = url.pathname;
+    if (path.startsWith('/api/')) return this.http(req, res, url);
+    const rpc = /^\/_rpc\/([^/]+)\/durabletask(\/.*)$/.exec(path);
+    if (rpc) {
+      if (!sameKey(rpc[1], this.keys.system)) return reply(res, 401, { error: 'unauthorised' });
+      return this.durableApi(req, res, url, rpc[2]);
+    }
+    if (path.startsWith('/runtime/webhooks/durabletask/')) {
+      const key = this.keyOf(req, url);
+      if (!sameKey(key, this.keys.system) && !sameKey(key, this.keys.master))
+        return reply(res, 401, { error: 'the durable task API needs the system key' });
+      return this.durableApi(req, res, url, path.slice('/runtime/webhooks/durabletask'.length));
+    }
+    if (path.startsWith('/admin/')) {
+      if (!sameKey(this.keyOf(req, url), this.keys.master))
+        return reply(res, 401, { error: 'admin routes need the master key' });
+      return this.admin(req, res, url);
+    }
+    if (path === '/' || path === '')
+      return reply(res, 200, { host: 'tenant-integrations local host', functions: this.functions });
+    return reply(res, 404, { error: `no route ${path}` });
+  }
+
+  private async http(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const sub = url.pathname.slice('/api'.length);
+    const matches = this.httpRoutes.map((r) => ({ r, m: r.pattern.exec(sub) })).filter((x) => x.m);
+    if (!matches.length) return reply(res, 404, { error: `no function at ${url.pathname}` });
+    const method = (req.method ?? 'GET').toUpperCase();
+    const hit = matches.find((x) => x.r.methods.includes(method));
+    if (!hit)
+      return reply(res, 405, {
+        error: `use ${[...new Set(matches.flatMap((x) => x.r.methods))].join(' or ')}`,
+      });
+    const { r, m } = hit as { r: HttpRoute; m: RegExpExecArray };
+    const key = this.keyOf(req, url);
+    const authorised =
+      r.authLevel === 'anonymous' ||
+      sameKey(key, this.keys.master) ||
+      (r.authLevel === 'function' && sameKey(key, this.keys.function));
+    if (!authorised) return reply(res, 401, undefined);
+    const body = await readBody(req);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const params: Record<string, string> = {};
+    for (const [k, v] of Object.entries(m.groups ?? {}))
+      if (v !== undefined) params[k] = decodeURIComponent(v);
+    const request = new HttpRequest({
+      method,
+      url: url.href,
+      headers,
+      query: Object.fromEntries(url.searchParams),
+      params,
+      body: body.length ? { bytes: body } : undefined,
+    });
+    let result: unknown;
+    try {
+      result = await r.reg.handler(request, this.context(r.name, r.reg));
+    } catch (err) {
+      // Like the real host: the caller gets a bare 500, the log gets the message.
+      this.o.logger.log('error', 'function threw', { reason: `${r.name}: ${(err as Error).message}` });
+      return reply(res, 500, undefined);
+    }
+    const response =
+      result instanceof HttpResponse
+        ? result
+        : new HttpResponse((result ?? {}) as ConstructorParameters<typeof HttpResponse>[0]);
+    const out: Record<string, string | string[]> = {};
+    response.headers.forEach((v, k) => (out[k] = v));
+    const cookies = response.cookies.map(
+      (c) =>
+        `${c.name}=${c.value}${c.path ? `; Path=${c.path}` : ''}${c.httpOnly ? '; HttpOnly' : ''}${c.secure ? '; Secure' : ''}${c.sameSite ? `; SameSite=${c.sameSite}` : ''}${c.maxAge !== undefined ? `; Max-Age=${c.maxAge}` : ''}`,
+    );
+    if (cookies.length) out['set-cookie'] = cookies;
+    const bytes = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status ?? 200, out);
+    res.end(bytes);
+  }
+
+  private async durableApi(req: IncomingMessage, res: ServerResponse, url: URL, sub: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const body = (await readBody(req)).toString('utf8');
+    let m: RegExpExecArray | null;
+    if (method === 'POST' && (m = /^\/orchestrators\/([^/]+)(?:\/([^/]+))?$/.exec(sub))) {
+      const id = await this.engine.start(
+        decodeURIComponent(m[1]),
+        m[2] ? decodeURIComponent(m[2]) : undefined,
+        body,
+      );
+      const payload = this.clientData().managementUrls;
+      const links = Object.fromEntries(
+        Object.entries(payload).map(([k, v]) => [k, v.replace('INSTANCEID', id)]),
+      );
+      return reply(res, 202, { ...links, id }, { location: links.statusQueryGetUri });
+    }
+    if ((m = /^\/instances\/([^/]+)\/raiseEvent\/([^/]+)$/.exec(sub)) && method === 'POST') {
+      await this.engine.raiseEvent(decodeURIComponent(m[1]), decodeURIComponent(m[2]), body);
+      return reply(res, 202, undefined);
+    }
+    if ((m = /^\/instances\/([^/]+)\/terminate$/.exec(sub)) && method === 'POST') {
+      await this.engine.terminate(decodeURIComponent(m[1]), url.searchParams.get('reason') ?? '');
+      return reply(res, 202, undefined);
+    }
+    if ((m = /^\/instances\/([^/]+)$/.exec(sub))) {
+      const id = decodeURIComponent(m[1]);
+      if (method === 'DELETE') {
+        const deleted = await this.engine.purge(id);
+        return reply(res, deleted ? 200 : 404, { instancesDeleted: deleted ? 1 : 0 });
+      }
+      const status = await this.engine.status(id, url.searchParams.get('showHistory') === 'true');
+      if (!status) return reply(res, 404, { error: `no instance "${id}"` });
+      const done = ['Completed', 'Failed', 'Terminated'].includes(status.runtimeStatus);
+      return reply(res, done ? 200 : 202, status);
+    }
+    if (/^\/instances\/?$/.test(sub) && method === 'GET') return reply(res, 200, await this.engine.list());
+    return reply(res, 404, { error: `durable API: no route ${method} ${sub}` });
+  }
+
+  private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname;
+    if (path === '/admin/host/status') {
+      return reply(res, 200, {
+        state: 'Running',
+        now: new Date(this.clock.now()).toISOString(),
+        functions: this.functions,
+        timers: [...this.timers.jobs.values()].map(({ name, next, runs, skipped, running }) => ({
+          name,
+          next: new Date(next).toISOString(),
+          runs,
+          skipped,
+          running,
+        })),
+      });
+    }
+    if (path === '/admin/host/clock' && req.method === 'POST') {
+      let seconds: unknown;
+      try {
+        seconds = (JSON.parse((await readBody(req)).toString('utf8') || '{}') as { advanceSeconds?: unknown })
+          .advanceSeconds;
+      } catch {
+        return reply(res, 400, { error: 'body must be JSON {"advanceSeconds": N}' });
+      }
+      if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0)
+        return reply(res, 400, { error: 'advanceSeconds must be a whole number ≥ 0' });
+      this.clock.advanceSeconds(seconds);
+      await this.engine.clockMoved(this.clock.offset);
+      return reply(res, 200, { now: new Date(this.clock.now()).toISOString() });
+    }
+    const m = /^\/admin\/functions\/([^/]+)$/.exec(path);
+    if (m && req.method === 'POST') {
+      const name = decodeURIComponent(m[1]);
+      const job = this.timers.jobs.get(name);
+      if (job) {
+        const ran = await this.timers.fire(job, false);
+        return reply(res, ran ? 202 : 409, ran ? undefined : { error: 'a run of this timer is still going' });
+      }
+      await this.invoke(name, (await readBody(req)).toString('utf8'));
+      return reply(res, 202, undefined);
+    }
+    return reply(res, 404, { error: `no admin route ${path}` });
+  }
+}
