@@ -1,7 +1,11 @@
+import { coldstartBench } from './coldstart';
 import { tokenBench } from './token';
 
 /** `npm run bench -- <name>`: each bench measures its baseline in the same run; JSON on the last line. */
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { token: tokenBench };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
+  token: tokenBench,
+  coldstart: coldstartBench,
+};
 
 async function main(): Promise<number> {
   const names = process.argv.slice(2);

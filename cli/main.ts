@@ -1,9 +1,11 @@
 import { IntegrationError } from '../shared/errors';
 import { UsageError } from './args';
+import { DEV_USAGE, devCommand } from './dev';
 import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
 import { SECRETS_USAGE, secretsCommand } from './secrets';
 
 const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
+  dev: { usage: DEV_USAGE, run: devCommand },
   sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
   secrets: { usage: SECRETS_USAGE, run: secretsCommand },
 };

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
   // Loaded only now: @azure/functions must find the stand-in core module on first load.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { LocalHost } = require('./host') as typeof import('./host');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   for (const file of appFiles(resolve(__dirname, '..', '..'), values.app)) require(file);
   const host = new LocalHost({
     port: Number(values.port ?? process.env.FUNCTIONS_HTTPWORKER_PORT ?? 7071),

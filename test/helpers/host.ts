@@ -14,17 +14,28 @@ export interface HostLine {
 }
 
 /** The local host as its own process (as `dev` runs it), on a free port, over a given Azurite. */
-export function startHostProcess(azurite: RunningAzurite, options: { app?: string; env?: Record<string, string>; keys?: Partial<Record<'master' | 'function' | 'system', string>> } = {}) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [MAIN, '--port', '0', ...(options.app ? ['--app', options.app] : [])], {
-    env: {
-      ...process.env,
-      AzureWebJobsStorage: azurite.connectionString,
-      ...(options.keys?.master ? { HOST_MASTER_KEY: options.keys.master } : {}),
-      ...(options.keys?.function ? { HOST_FUNCTION_KEY: options.keys.function } : {}),
-      ...(options.keys?.system ? { HOST_SYSTEM_KEY: options.keys.system } : {}),
-      ...options.env,
+export function startHostProcess(
+  azurite: RunningAzurite,
+  options: {
+    app?: string;
+    env?: Record<string, string>;
+    keys?: Partial<Record<'master' | 'function' | 'system', string>>;
+  } = {},
+) {
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    [MAIN, '--port', '0', ...(options.app ? ['--app', options.app] : [])],
+    {
+      env: {
+        ...process.env,
+        AzureWebJobsStorage: azurite.connectionString,
+        ...(options.keys?.master ? { HOST_MASTER_KEY: options.keys.master } : {}),
+        ...(options.keys?.function ? { HOST_FUNCTION_KEY: options.keys.function } : {}),
+        ...(options.keys?.system ? { HOST_SYSTEM_KEY: options.keys.system } : {}),
+        ...options.env,
+      },
     },
-  });
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const ready = new Promise<HostLine>((done, fail) => {
@@ -69,7 +80,10 @@ export async function hostFixture(options: { app?: string; env?: Record<string, 
     fetch: (path: string, init?: RequestInit) => fetch(`${line.url}${path}`, init),
     /** Moves the host clock (durable timers and timer triggers follow it). */
     advance: async (seconds: number) => {
-      const res = await fetch(`${line.url}/admin/host/clock?code=${keys.master}`, { method: 'POST', body: JSON.stringify({ advanceSeconds: seconds }) });
+      const res = await fetch(`${line.url}/admin/host/clock?code=${keys.master}`, {
+        method: 'POST',
+        body: JSON.stringify({ advanceSeconds: seconds }),
+      });
       if (res.status !== 200) throw new Error(`clock: ${res.status}`);
     },
     status: async () => (await fetch(`${line.url}/admin/host/status?code=${keys.master}`)).json(),
@@ -88,7 +102,11 @@ export async function hostFixture(options: { app?: string; env?: Record<string, 
 }
 
 /** Polls until `check` returns a value (bounded: count and time), for state that settles asynchronously. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,0 +1,51 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, startCli } from '../helpers/cli';
+
+jest.setTimeout(60_000);
+
+describe('tenant-integrations dev (npm start)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ti-dev-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('brings up sandbox + Azurite + the app; its URLs answer; a second one is refused; Ctrl-C stops all', async () => {
+    const env = { LOCAL_SECRETS_FILE: join(dir, 'secrets.json') };
+    const dev = startCli(['dev', '--port', '0', '--json'], { env, timeoutMs: 45_000 });
+    let exitCode: number | null = null;
+    try {
+      const line = JSON.parse(await dev.firstLine);
+      expect(line.apiBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
+      expect(line.functionKey).toEqual(expect.any(String));
+      expect(line.adminKey).toEqual(expect.any(String));
+      expect(line.sandbox).toMatchObject({ tenant: 'acme', adminUsername: 'admin', clientId: 'demo-sync' });
+      const health = await (await fetch(`${line.apiBaseUrl}/health`)).json();
+      expect(health).toMatchObject({ status: 'ok', tenant: 'acme', tenantConfigured: true });
+      expect((await fetch(`${line.sandbox.baseUrl}/acme/`)).status).toBe(200);
+      // The app reaches the sandbox with the secret from the development secret file.
+      const token = await fetch(`${line.sandbox.authUrl}/realms/acme/protocol/openid-connect/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: 'demo-sync',
+          client_secret: line.sandbox.clientSecret,
+        }),
+      });
+      expect(token.status).toBe(200);
+
+      const second = await runCli(['dev', '--port', '0'], { env });
+      expect(second.code).toBe(2);
+      expect(second.stderr).toContain('already running');
+      expect(second.stderr).not.toMatch(/EADDRINUSE|\n\s+at /);
+    } finally {
+      dev.child.kill('SIGINT');
+      exitCode = await dev.stop();
+    }
+    expect(exitCode).toBe(0);
+    expect(await readdir(dir)).not.toContain('dev.lock');
+  });
+});
