@@ -155,7 +155,7 @@ export async function devCommand(args: string[]): Promise<number> {
           'tenant-integrations — local stack is up (Ctrl-C stops everything)',
           '',
           `  health            ${apiBaseUrl}/health`,
-          ...(has('adminPage') ? [`  admin page        ${apiBaseUrl}/admin?code=${keys.master}`] : []),
+          ...(has('managePage') ? [`  admin page        ${apiBaseUrl}/manage?code=${keys.master}`] : []),
           ...(has('exportsCreate')
             ? [`  export webhook    POST ${apiBaseUrl}/exports   (header x-functions-key: ${keys.function})`]
             : []),

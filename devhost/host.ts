@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
-import { OffsetClock } from '../shared/clock';
+import { OffsetClock, registerHostClock } from '../shared/clock';
 import type { Logger } from '../shared/log';
 import { DurableEngine, DurableHttpError } from './durable/engine';
 import { DurableStore } from './durable/store';
@@ -80,6 +80,8 @@ export class LocalHost {
   baseUrl = '';
 
   constructor(private readonly o: HostOptions) {
+    // The app reads time through `appClock`: moving the host's clock moves the app's too.
+    registerHostClock(this.clock);
     this.keys = {
       master: o.keys?.master ?? newKey(),
       function: o.keys?.function ?? newKey(),
@@ -94,6 +96,12 @@ export class LocalHost {
     for (const [name, reg] of registrations) {
       const t = triggerOf(reg.metadata);
       if (t.type !== 'httpTrigger') continue;
+      // Azure Functions refuses these (azure-functions-host #1781); refusing them here catches it locally.
+      if (/^admin/i.test(String(t.route ?? name))) {
+        throw new Error(
+          `function "${name}": the specified route conflicts with one or more built in routes (routes may not start with "admin")`,
+        );
+      }
       this.httpRoutes.push({
         name,
         pattern: compileRoute(String(t.route ?? name)),

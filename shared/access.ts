@@ -40,12 +40,12 @@ export interface AccessLayer {
 
 function metadataStore(config: AppConfig, deps: AccessDeps): SessionMetadataStore {
   if (deps.sessionMetadata) return deps.sessionMetadata;
-  const storage = config.storageConnection;
-  if (storage && /AccountKey=|UseDevelopmentStorage=true/i.test(storage))
-    return new TableSessionMetadataStore({ connectionString: storage });
-  if (storage && /^https:\/\//.test(storage))
+  if (config.storageConnection)
+    return new TableSessionMetadataStore({ connectionString: config.storageConnection });
+  const table = config.storageServiceUris?.table;
+  if (table)
     return new TableSessionMetadataStore({
-      url: storage,
+      url: table,
       credential: deps.credential ?? azureCredential(config),
     });
   return new FileSessionMetadataStore(join(dirname(config.localSecretsFile), 'sessions.json'));

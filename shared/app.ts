@@ -1,4 +1,5 @@
 import type { AccessLayer } from './access';
+import { appClock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import { stderrLogger, type Logger } from './log';
 
@@ -23,8 +24,11 @@ export function appContext(): App {
       config,
       logger,
       // Loaded on first use: the Azure SDKs and GraphQL client cost a cold start ~200 ms otherwise.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      access: () => (require('./access') as typeof import('./access')).accessLayer(config, { logger }),
+      access: () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { accessLayer } = require('./access') as typeof import('./access');
+        return accessLayer(config, { logger, clock: appClock });
+      },
     };
   }
   return app;

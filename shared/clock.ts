@@ -28,3 +28,16 @@ export class OffsetClock implements Clock {
 }
 
 export const nowSeconds = (clock: Clock): number => Math.floor(clock.now() / 1000);
+
+/**
+ * The clock the app runs on. In Azure that is real time; the local host registers its own movable clock
+ * here before it loads the app, so tests that move the host's time move the app's with it.
+ */
+const HOST_CLOCK = Symbol.for('tenant-integrations.host-clock');
+type WithHostClock = typeof globalThis & { [HOST_CLOCK]?: Clock };
+export const appClock: Clock = {
+  now: () => ((globalThis as WithHostClock)[HOST_CLOCK] ?? systemClock).now(),
+};
+export function registerHostClock(clock: Clock): void {
+  (globalThis as WithHostClock)[HOST_CLOCK] = clock;
+}

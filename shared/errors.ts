@@ -73,7 +73,7 @@ export class LoginRequired extends IntegrationError {
   constructor(reason: string, options: { cause?: unknown } = {}) {
     super(
       'LOGIN_REQUIRED',
-      `The delegated session needs a new login (${reason}). Open /api/admin and start a device login, or run \`tenant-integrations login\`.`,
+      `The delegated session needs a new login (${reason}). Open the admin page (/api/manage) and start a device login, or run \`tenant-integrations login\`.`,
       { status: 401, cause: options.cause },
     );
   }

@@ -379,13 +379,14 @@ export class DurableEngine {
       for (const a of leaves.slice(r.scheduledActions)) {
         if (a.actionType === Action.CallActivity || a.actionType === Action.CallActivityWithRetry) {
           const id = r.nextSequence++;
+          const input = activityInput(a.input);
           scheduled.push(
             event(EventType.TaskScheduled, id, now, {
               Name: a.functionName,
-              Input: JSON.stringify(a.input ?? null),
+              Input: JSON.stringify(input ?? null),
             }),
           );
-          activities.push({ id, name: String(a.functionName), input: a.input });
+          activities.push({ id, name: String(a.functionName), input });
         } else if (a.actionType === Action.CreateTimer) {
           const id = r.nextSequence++;
           const fireAt = new Date(a.fireAt as string).toISOString();
@@ -435,5 +436,15 @@ export class DurableEngine {
     // Persisted first, so a host that dies now re-runs them on resume.
     for (const a of activities) this.runActivity(live, a.id, a.name, a.input);
     if (continueAsNew) await this.episode(live);
+  }
+}
+
+/** durable-functions pre-serialises string inputs (`Utils.processInput`); the host hands the activity the value. */
+function activityInput(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
   }
 }

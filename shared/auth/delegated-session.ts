@@ -189,3 +189,23 @@ function safeClaims(token: string): { username?: string; name?: string } {
     return {};
   }
 }
+
+/** The keeper runs every 5 minutes and refreshes a session idle for 10: well inside the 30-minute window. */
+export const KEEPER_SCHEDULE = '0 */5 * * * *';
+export const KEEPER_REFRESH_AFTER_MS = 10 * 60_000;
+
+/** The keeper's decision, pure: refresh when connected and idle long enough. */
+export const keeperShouldRefresh = (m: SessionMetadata | undefined, now: number) =>
+  m?.state === 'connected' && now - Date.parse(m.lastRefreshAt) >= KEEPER_REFRESH_AFTER_MS;
+
+/** Session metadata as the admin page shows it, with when the keeper will next refresh. */
+export function sessionView(m: SessionMetadata | undefined) {
+  if (!m) return { state: 'none' as const };
+  return {
+    ...m,
+    nextRefreshAt:
+      m.state === 'connected'
+        ? new Date(Date.parse(m.lastRefreshAt) + KEEPER_REFRESH_AFTER_MS).toISOString()
+        : undefined,
+  };
+}

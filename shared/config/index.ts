@@ -37,6 +37,10 @@ export const settingsSchema = z
     KEY_VAULT_URL: optional(z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`))),
     AZURE_CLIENT_ID: optional(z.string().min(1)),
     AzureWebJobsStorage: optional(z.string().min(1)),
+    // Identity-based storage (Azure): service URIs instead of a connection string.
+    AzureWebJobsStorage__blobServiceUri: optional(z.url({ protocol: /^https$/ })),
+    AzureWebJobsStorage__tableServiceUri: optional(z.url({ protocol: /^https$/ })),
+    AzureWebJobsStorage__queueServiceUri: optional(z.url({ protocol: /^https$/ })),
     SYNC_SCHEDULE: optional(
       z.string().regex(/^(\S+\s+){5}\S+$/, 'an NCRONTAB expression with six fields (seconds first)'),
     ),
@@ -72,7 +76,9 @@ export interface AppConfig {
   clientSecretName: string;
   keyVaultUrl?: string;
   azureClientId?: string;
+  /** A connection string (Azurite locally), or service URIs used with the managed identity. */
   storageConnection?: string;
+  storageServiceUris?: { blob?: string; table?: string; queue?: string };
   syncSchedule: string;
   syncStreams?: string[];
   syncSinks: string;
@@ -103,6 +109,16 @@ export function loadConfig(
     keyVaultUrl: s.KEY_VAULT_URL,
     azureClientId: s.AZURE_CLIENT_ID,
     storageConnection: s.AzureWebJobsStorage,
+    storageServiceUris:
+      s.AzureWebJobsStorage__blobServiceUri ||
+      s.AzureWebJobsStorage__tableServiceUri ||
+      s.AzureWebJobsStorage__queueServiceUri
+        ? {
+            blob: s.AzureWebJobsStorage__blobServiceUri,
+            table: s.AzureWebJobsStorage__tableServiceUri,
+            queue: s.AzureWebJobsStorage__queueServiceUri,
+          }
+        : undefined,
     syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
     syncStreams: s.SYNC_STREAMS?.split(','),
     syncSinks: s.SYNC_SINKS ?? 'blob',

@@ -1,5 +1,7 @@
 import { startSandbox, type RunningSandbox, type StartOptions } from '../../sandbox/server';
 
+export type { StartOptions };
+
 /** A real sandbox on a free loopback port, with small typed helpers for its HTTP surfaces. */
 export async function sandboxFixture(options: StartOptions = {}) {
   const running: RunningSandbox = await startSandbox({ records: 50, ...options });

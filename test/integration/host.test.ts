@@ -33,8 +33,8 @@ describe('HTTP triggers', () => {
 
   it('anonymous needs nothing; admin needs the master key, not a function key', async () => {
     expect(await (await host.fetch('/api/open')).text()).toBe('anyone');
-    expect((await host.fetch(`/api/admin-only?code=${host.keys.function}`)).status).toBe(401);
-    expect((await host.fetch(`/api/admin-only?code=${host.keys.master}`)).status).toBe(200);
+    expect((await host.fetch(`/api/owner-only?code=${host.keys.function}`)).status).toBe(401);
+    expect((await host.fetch(`/api/owner-only?code=${host.keys.master}`)).status).toBe(200);
   });
 
   it('declared methods are enforced; unknown routes are 404', async () => {

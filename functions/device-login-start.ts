@@ -1,0 +1,62 @@
+import { HttpResponse, type HttpRequest } from '@azure/functions';
+import * as df from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
+import { DEVICE_LOGIN, deviceLoginInstanceId } from '../shared/auth/device-login';
+import { bodyOf, isRunning, readInstance } from '../shared/auth/device-login-http';
+import { appContext } from '../shared/app';
+import { sleep } from '../shared/net/retry';
+
+const WAIT_FOR_CODE_MS = 10_000;
+
+/**
+ * POST /api/manage/device-login[?force=true] (admin key): starts the device login for this tenant and answers
+ * 202 with the user code and link once the orchestration has them. One per tenant: 409 while one runs.
+ */
+df.app.client.http('deviceLoginStart', {
+  route: 'manage/device-login',
+  methods: ['POST'],
+  authLevel: 'admin',
+  handler: async (request: HttpRequest, client: DurableClient) => {
+    const force = request.query.get('force');
+    if (force !== null && force !== 'true' && force !== 'false') {
+      return { status: 400, jsonBody: { error: 'invalid_request', message: 'force must be true or false' } };
+    }
+    const id = deviceLoginInstanceId(appContext().access().tenant.name);
+    const statusUrl = `${new URL(request.url).origin}/api/manage/device-login/${id}`;
+    const existing = await readInstance(client, id);
+    if (existing && isRunning(existing.runtimeStatus)) {
+      if (force !== 'true') {
+        return {
+          status: 409,
+          jsonBody: {
+            error: 'conflict',
+            message: 'a device login is already running; add ?force=true to replace it',
+            login: await bodyOf(existing, statusUrl),
+          },
+        };
+      }
+      await client.terminate(id, 'replaced by a new device login');
+      for (let i = 0; i < 100 && isRunning((await readInstance(client, id))?.runtimeStatus ?? ''); i++)
+        await sleep(50);
+    }
+    await client.startNew(DEVICE_LOGIN.orchestrator, { instanceId: id, input: {} });
+    let status = await readInstance(client, id);
+    for (
+      let waited = 0;
+      waited < WAIT_FOR_CODE_MS &&
+      status &&
+      (status.customStatus as { state?: string } | undefined)?.state !== 'waiting' &&
+      isRunning(status.runtimeStatus);
+      waited += 100
+    ) {
+      await sleep(100);
+      status = await readInstance(client, id);
+    }
+    const body = status ? await bodyOf(status, statusUrl) : undefined;
+    return new HttpResponse({
+      status: 202,
+      jsonBody: body ?? { id, state: 'starting', statusUrl },
+      headers: { location: statusUrl, 'retry-after': '5' },
+    });
+  },
+});

@@ -1,0 +1,190 @@
+import { eventually } from '../helpers/host';
+import { stackFixture, type Stack } from '../helpers/stack';
+
+jest.setTimeout(90_000);
+
+let stack: Stack;
+const seen: string[] = []; // every response body of the run, checked for tokens at the end
+
+beforeAll(async () => {
+  stack = await stackFixture();
+});
+afterAll(() => stack?.close());
+
+async function call(path: string, init: RequestInit = {}, key?: string | null) {
+  const r = await stack.json(path, init, key);
+  seen.push(r.text);
+  return r;
+}
+const start = (force = false) => call(`manage/device-login${force ? '?force=true' : ''}`, { method: 'POST' });
+const status = (id: string) => call(`manage/device-login/${id}`);
+const until = (id: string, state: string) =>
+  eventually(async () => {
+    const s = await status(id);
+    return s.body.state === state && s.body;
+  }, `device login to be ${state}`);
+const deviceCodePolls = async () => (await stack.sb.hook('stats')).body.token.device_code as number;
+/** Waits until the orchestration has made `n` polls in total (it polls after each durable timer). */
+const polled = (n: number) => eventually(async () => (await deviceCodePolls()) >= n, `${n} polls`);
+
+async function fresh() {
+  await stack.sb.hook('reset');
+  const r = await start(true);
+  expect(r.status).toBe(202);
+  return r.body;
+}
+
+describe('admin device login through the local host against the sandbox', () => {
+  it('needs the admin key', async () => {
+    expect((await stack.api('manage/device-login', { method: 'POST' }, null)).status).toBe(401);
+    expect((await stack.api('manage/device-login', { method: 'POST' }, stack.keys.function)).status).toBe(
+      401,
+    );
+  });
+
+  it('starts: 202 with the code, link, expiry and our status URL — no durable system URLs', async () => {
+    await stack.sb.hook('reset');
+    const r = await start();
+    expect(r.status).toBe(202);
+    expect(r.body).toMatchObject({
+      id: `device-login-${stack.sb.tenant}`,
+      state: 'waiting',
+      intervalSeconds: 5,
+    });
+    expect(r.body.userCode).toMatch(/^[A-Z]{4}-\d{4}$/);
+    expect(r.body.verificationUriComplete).toBe(
+      `${stack.sb.authUrl}/realms/${stack.sb.tenant}/device?user_code=${r.body.userCode}`,
+    );
+    expect(Date.parse(r.body.expiresAt) - Date.parse(r.body.createdAt)).toBeGreaterThan(590_000);
+    expect(r.body.statusUrl).toBe(`${stack.apiBaseUrl}/manage/device-login/${r.body.id}`);
+    expect(r.headers.get('location')).toBe(r.body.statusUrl);
+    expect(r.body.qrSvg).toContain('<svg');
+    expect(r.text).not.toMatch(/runtime\/webhooks|_rpc|[?&]code=|device_code|deviceCode/);
+    // One per tenant: a second start is refused with the running one's status…
+    const again = await start();
+    expect(again.status).toBe(409);
+    expect(again.body.login.userCode).toBe(r.body.userCode);
+    // …unless forced, which replaces it.
+    const forced = await start(true);
+    expect(forced.status).toBe(202);
+    expect(forced.body.userCode).not.toBe(r.body.userCode);
+    expect((await stack.sb.hook('stats')).body.deviceAuthorization).toBe(2);
+  });
+
+  it('bad input is a 4xx naming the problem', async () => {
+    expect((await call('manage/device-login?force=maybe', { method: 'POST' })).status).toBe(400);
+    expect((await call('manage/device-login/..%2Fetc')).status).toBe(400);
+    expect((await call('manage/device-login/device-login-nope')).status).toBe(404);
+  });
+
+  it('authorization_pending keeps polling every interval; approval → authorised, refresh token stored, person named', async () => {
+    const login = await fresh();
+    await stack.advance(5);
+    await polled(1);
+    await stack.advance(5);
+    await polled(2);
+    expect((await status(login.id)).body.state).toBe('waiting');
+    await stack.sb.hook('device/approve', { userCode: login.userCode, username: 'admin' });
+    await stack.advance(5);
+    const done = await until(login.id, 'authorised');
+    expect(done).toMatchObject({ username: 'admin', name: 'Ada Admin' });
+    expect(await deviceCodePolls()).toBe(3);
+    const secrets = await stack.secrets();
+    expect(secrets['delegated-refresh-token-acme']).toEqual(expect.any(String));
+    const session = await call('manage/session');
+    expect(session.body).toMatchObject({ state: 'connected', username: 'admin', name: 'Ada Admin' });
+    expect(session.body.nextRefreshAt).toEqual(expect.any(String));
+    expect((await call('health', {}, null)).body).toMatchObject({
+      status: 'ok',
+      delegatedSession: 'connected',
+    });
+  });
+
+  it('slow_down raises the interval by 5 s each time', async () => {
+    const login = await fresh();
+    await stack.advance(5);
+    await polled(1);
+    // Only the host's clock moves: the next poll comes too early for the sandbox → slow_down.
+    await stack.advanceHostOnly(5);
+    await polled(2);
+    expect((await until(login.id, 'waiting')).intervalSeconds).toBe(10);
+    await eventually(async () => (await status(login.id)).body.intervalSeconds === 10 && true, 'interval 10');
+    await stack.advanceHostOnly(10);
+    await polled(3);
+    await eventually(async () => (await status(login.id)).body.intervalSeconds === 15 && true, 'interval 15');
+    // Nothing polls before the grown interval has passed.
+    await stack.advanceHostOnly(14);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await deviceCodePolls()).toBe(3);
+  });
+
+  it('any other error stops: denied', async () => {
+    const login = await fresh();
+    await stack.sb.hook('device/deny', { userCode: login.userCode });
+    await stack.advance(5);
+    await until(login.id, 'denied');
+  });
+
+  it('nobody logs in: expired after expires_in', async () => {
+    const login = await fresh();
+    await stack.advance(600);
+    await until(login.id, 'expired');
+    expect(await deviceCodePolls()).toBeLessThanOrEqual(1);
+  });
+
+  it('cancel ends the polling at once', async () => {
+    const login = await fresh();
+    const r = await call(`manage/device-login/${login.id}/cancel`, { method: 'POST' });
+    expect(r.status).toBe(202);
+    await until(login.id, 'cancelled');
+    await stack.advance(30);
+    await new Promise((r2) => setTimeout(r2, 300));
+    expect(await deviceCodePolls()).toBe(0);
+    expect((await call(`manage/device-login/${login.id}/cancel`, { method: 'POST' })).status).toBe(409);
+  });
+
+  it('the keeper refreshes inside the idle window and stores each new refresh token; a failed refresh → login-required', async () => {
+    const login = await fresh();
+    await stack.sb.hook('device/approve', { userCode: login.userCode, username: 'admin' });
+    await stack.advance(5);
+    await until(login.id, 'authorised');
+    const first = (await stack.secrets())['delegated-refresh-token-acme'];
+    // 11 minutes idle: the keeper refreshes.
+    await stack.advance(11 * 60);
+    expect((await stack.runFunction('delegatedSessionKeeper')).status).toBe(202);
+    expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(1);
+    const second = (await stack.secrets())['delegated-refresh-token-acme'];
+    expect(second).not.toBe(first);
+    // A run right after does nothing: not idle long enough.
+    await stack.runFunction('delegatedSessionKeeper');
+    expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(1);
+    // Past the 30-minute idle window nothing can refresh it any more.
+    await stack.advance(31 * 60);
+    await stack.runFunction('delegatedSessionKeeper');
+    expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(2);
+    expect((await call('manage/session')).body).toMatchObject({ state: 'login-required' });
+    expect((await call('health', {}, null)).body).toMatchObject({
+      status: 'degraded',
+      delegatedSession: 'login-required',
+    });
+  });
+
+  it('no token or refresh token appears in any response, custom status or log line of the run', async () => {
+    const secrets = await stack.secrets();
+    const refreshToken = secrets['delegated-refresh-token-acme'];
+    expect(refreshToken).toBeTruthy();
+    const everything = [...seen, stack.logs()].join('\n');
+    expect(everything).not.toContain(refreshToken);
+    expect(everything).not.toContain(stack.sb.clientSecret);
+    // No JWT (access or ID token) anywhere.
+    expect(everything).not.toMatch(/eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/);
+    // Custom status and history as stored by the durable layer: no refresh token there either.
+    const history = await (
+      await fetch(
+        `${stack.url}/runtime/webhooks/durabletask/instances/device-login-acme?showHistory=true&code=${stack.keys.system}`,
+      )
+    ).text();
+    expect(history).not.toContain(refreshToken);
+    expect(history).not.toMatch(/eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/);
+  });
+});
