@@ -18,6 +18,37 @@ export default tseslint.config(
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // Orchestrators replay: no wall clock, no randomness, no I/O (DESIGN: determinism).
+    files: ['functions/*-orchestrator.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'use context.df.currentUtcDateTime' },
+        { object: 'Math', property: 'random', message: 'orchestrators must be deterministic' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'pass configuration as input or read it in an activity',
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'use context.df.currentUtcDateTime',
+        },
+        { selector: "CallExpression[callee.name='fetch']", message: 'do I/O in an activity' },
+        { selector: 'AwaitExpression', message: 'orchestrators yield tasks; do I/O in an activity' },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: ['node:*', '../shared/net/*', '../shared/secrets*', '../shared/app', '../shared/access'],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     languageOptions: {
       globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', setTimeout: 'readonly' },

@@ -27,7 +27,7 @@ export const registrations = new Map<string, Registration>();
 const hooks = new Map<string, Array<(context: unknown) => unknown>>();
 let programmingModel: unknown;
 
-const core = {
+export const functionsCore = {
   registerFunction(metadata: FunctionMetadata, handler: Handler) {
     if (registrations.has(metadata.name)) throw new Error(`function "${metadata.name}" is registered twice`);
     registrations.set(metadata.name, { metadata, handler });
@@ -73,7 +73,7 @@ export function installFunctionsCore(): void {
     return request === CORE ? CORE : original.call(this, request, ...rest);
   };
   const stub = new Module(CORE);
-  stub.exports = core;
+  stub.exports = functionsCore;
   stub.loaded = true;
   m._cache[CORE] = stub;
 }

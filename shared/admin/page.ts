@@ -83,13 +83,14 @@ export const ADMIN_PAGE = `<!doctype html>
 
   async function loadSession() {
     const { status, body } = await api('manage/session');
-    if (status !== 200) { $('session-state').textContent = 'unavailable'; return; }
+    if (status !== 200) { $('session-state').textContent = 'unavailable'; return {}; }
     $('session-state').textContent = body.state === 'none' ? 'not connected' : body.state;
     $('session-state').className = 'state ' + body.state;
     $('session-who').textContent = body.username ? (body.name ? body.name + ' (' + body.username + ')' : body.username) : '—';
     $('session-since').textContent = when(body.connectedAt);
     $('session-last').textContent = when(body.lastRefreshAt);
     $('session-next').textContent = when(body.nextRefreshAt);
+    return body;
   }
 
   const MESSAGES = {
@@ -151,7 +152,13 @@ export const ADMIN_PAGE = `<!doctype html>
     await api('manage/device-login/' + encodeURIComponent(current.id) + '/cancel', { method: 'POST' });
   });
 
-  loadSession();
+  // A login started earlier (another tab, a reload) is picked up where it is.
+  (async () => {
+    const id = (await loadSession()).loginId;
+    if (!id) return;
+    const { status, body } = await api('manage/device-login/' + encodeURIComponent(id));
+    if (status === 200 && (body.state === 'waiting' || body.state === 'starting')) follow(body);
+  })();
   setInterval(loadSession, 30000);
 })();
 </script>

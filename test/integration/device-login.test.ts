@@ -1,7 +1,12 @@
+import { InvocationContext } from '@azure/functions';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 
 jest.setTimeout(90_000);
+// The replay test loads the orchestrator in this process: the local host's stand-in for the worker module.
+jest.mock('@azure/functions-core', () => jest.requireActual('../../devhost/functions-core').functionsCore, {
+  virtual: true,
+});
 
 let stack: Stack;
 const seen: string[] = []; // every response body of the run, checked for tokens at the end
@@ -100,6 +105,52 @@ describe('admin device login through the local host against the sandbox', () => 
     });
   });
 
+  it('the orchestrator is deterministic: replaying a completed history gives the same actions and output', async () => {
+    const login = await fresh();
+    await stack.advance(5);
+    await polled(1);
+    await stack.sb.hook('device/approve', { userCode: login.userCode, username: 'admin' });
+    await stack.advance(5);
+    const done = await until(login.id, 'authorised');
+    const { historyEvents } = await (
+      await fetch(
+        `${stack.url}/runtime/webhooks/durabletask/instances/${login.id}?showHistory=true&code=${stack.keys.system}`,
+      )
+    ).json();
+    // What the run scheduled, in order, as the durable layer recorded it.
+    const recorded = (historyEvents as HistoryEvent[]).flatMap((e) =>
+      e.EventType === 4
+        ? [`activity ${e.Name}`]
+        : e.EventType === 10
+          ? [`timer ${new Date(e.FireAt as string).toISOString()}`]
+          : [],
+    );
+    expect(recorded).toEqual([
+      'activity deviceLoginRequestCode',
+      expect.stringMatching(/^timer /),
+      'activity deviceLoginPoll',
+      expect.stringMatching(/^timer /),
+      'activity deviceLoginPoll',
+    ]);
+    // Replay twice, with the wall clock somewhere else and randomness forbidden: same actions, same output.
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.parse('2031-01-01T00:00:00Z'));
+    const random = jest.spyOn(Math, 'random').mockImplementation(() => {
+      throw new Error('Math.random in an orchestrator');
+    });
+    try {
+      const first = await replay(login.id, historyEvents);
+      const second = await replay(login.id, historyEvents);
+      expect(second).toEqual(first);
+      expect(first.isDone).toBe(true);
+      expect(scheduledBy(first.actions)).toEqual(recorded);
+      expect(first.output).toMatchObject({ state: 'authorised', username: done.username, polls: 2 });
+      expect(first.customStatus).toEqual(first.output);
+    } finally {
+      now.mockRestore();
+      random.mockRestore();
+    }
+  });
+
   it('slow_down raises the interval by 5 s each time', async () => {
     const login = await fresh();
     await stack.advance(5);
@@ -188,3 +239,56 @@ describe('admin device login through the local host against the sandbox', () => 
     expect(history).not.toMatch(/eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/);
   });
 });
+
+interface HistoryEvent {
+  EventType: number;
+  Name?: string;
+  FireAt?: string;
+  [key: string]: unknown;
+}
+interface Action {
+  actionType: number;
+  functionName?: string;
+  fireAt?: string | Date;
+  compoundActions?: Action[];
+}
+interface OrchestratorState {
+  isDone: boolean;
+  actions: Action[][];
+  output?: unknown;
+  customStatus?: unknown;
+}
+
+/** Runs the registered orchestrator over a whole history, as the Functions host does on a replay. */
+async function replay(instanceId: string, history: HistoryEvent[]): Promise<OrchestratorState> {
+  const { registrations } = jest.requireActual('../../devhost/functions-core');
+  if (!registrations.has('deviceLogin')) require('../../functions/device-login-orchestrator');
+  const trigger = {
+    history: history.map((e) => ({ ...e, IsPlayed: true })),
+    input: undefined,
+    instanceId,
+    isReplaying: true,
+    parentInstanceId: '',
+    upperSchemaVersion: 3,
+    maximumShortTimerDuration: '6.00:00:00',
+    longRunningTimerIntervalDuration: '3.00:00:00',
+    defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
+  };
+  const context = new InvocationContext({ invocationId: 'replay', functionName: 'deviceLogin' });
+  return (await registrations.get('deviceLogin').handler(trigger, context)) as OrchestratorState;
+}
+
+/** The activities and timers among an orchestrator's actions (external-event waits schedule nothing). */
+function scheduledBy(actions: Action[][]): string[] {
+  const leaves = (a: Action): Action[] => (a.compoundActions ? a.compoundActions.flatMap(leaves) : [a]);
+  return actions
+    .flat()
+    .flatMap(leaves)
+    .flatMap((a) =>
+      a.actionType === 0
+        ? [`activity ${a.functionName}`]
+        : a.actionType === 5
+          ? [`timer ${new Date(a.fireAt as string).toISOString()}`]
+          : [],
+    );
+}
