@@ -21,7 +21,11 @@ describe('admin page in Chromium against the local stack', () => {
     const page = await context.newPage();
     const responses: string[] = [];
     page.on('response', (r) => {
-      if (r.url().includes('/api/manage')) void r.text().then((t) => responses.push(t), () => undefined);
+      if (r.url().includes('/api/manage'))
+        void r.text().then(
+          (t) => responses.push(t),
+          () => undefined,
+        );
     });
     await page.goto(`${stack.apiBaseUrl}/manage?code=${stack.keys.master}`);
     await page.locator('#session-state', { hasText: 'not connected' }).waitFor();
