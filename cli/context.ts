@@ -1,6 +1,77 @@
-import { loadConfig, readLocalSettings, type AppConfig } from '../shared/config';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { RunningSandbox } from '../sandbox/server';
+import { loadConfig, readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
 
 /** The CLI reads the same setting names as the app: environment first, then local.settings.json. */
 export function cliConfig(cwd = process.cwd()): AppConfig {
   return loadConfig({ ...readLocalSettings(cwd), ...process.env }, { cwd });
+}
+
+/** The settings `dev` shares with other commands through its lock file (no secrets: those are in the store). */
+export const DEV_STACK_SETTINGS = [
+  'TENANT_NAME',
+  'TENANT_BASE_URL',
+  'TENANT_AUTH_URL',
+  'TENANT_CLIENT_ID',
+  'AzureWebJobsStorage',
+] as const;
+
+const devLockSchema = z.object({
+  pid: z.number().int(),
+  apiBaseUrl: z.string().optional(),
+  settings: z.record(z.enum(DEV_STACK_SETTINGS), z.string()).optional(),
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The running `dev` stack of this folder, if any. */
+export async function runningDevStack(config: AppConfig) {
+  try {
+    const lock = devLockSchema.parse(
+      JSON.parse(await readFile(join(dirname(config.localSecretsFile), 'dev.lock'), 'utf8')),
+    );
+    return lock.settings && alive(lock.pid) ? { ...lock, settings: lock.settings } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which tenant a command talks to: the configured one; else the running `npm start` stack's sandbox;
+ * else (the embedded default) a sandbox started for this command alone, stopped by `close`.
+ */
+export async function resolveTenant(cwd = process.cwd()): Promise<{
+  config: AppConfig & { tenant: TenantSettings };
+  source: 'configured' | 'dev-stack' | 'embedded';
+  sandbox?: RunningSandbox;
+  close: () => Promise<void>;
+}> {
+  const config = cliConfig(cwd);
+  if (config.tenant)
+    return { config: { ...config, tenant: config.tenant }, source: 'configured', close: async () => {} };
+  const dev = await runningDevStack(config);
+  if (dev) {
+    const merged = loadConfig({ ...readLocalSettings(cwd), ...process.env, ...dev.settings }, { cwd });
+    if (merged.tenant)
+      return { config: { ...merged, tenant: merged.tenant }, source: 'dev-stack', close: async () => {} };
+  }
+  // Loaded only here: the sandbox's GraphQL server is heavy for commands that do not need it.
+  const { startSandbox } = await import('../sandbox/server');
+  const sandbox = await startSandbox({});
+  const tenant: TenantSettings = {
+    name: sandbox.tenant,
+    baseUrl: sandbox.baseUrl,
+    authUrl: sandbox.authUrl,
+    clientId: sandbox.clientId,
+  };
+  return { config: { ...config, tenant }, source: 'embedded', sandbox, close: () => sandbox.close() };
 }

@@ -7,7 +7,7 @@ import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
 import { intOption, parse, UsageError } from './args';
 import { startAzurite, type RunningAzurite } from './azurite';
-import { cliConfig } from './context';
+import { cliConfig, DEV_STACK_SETTINGS } from './context';
 
 export const DEV_USAGE = 'dev [--port N] [--json]   (sandbox + Azurite + the functions app)';
 
@@ -131,9 +131,11 @@ export async function devCommand(args: string[]): Promise<number> {
     }
     // Only routes that exist make it into the banner.
     const has = (name: string) => !functions || functions.includes(name);
+    // Other commands (login, sync) find the running stack here and use its tenant and storage.
+    const settings = Object.fromEntries(DEV_STACK_SETTINGS.map((k) => [k, String(env[k])]));
     await writeFile(
       join(dirname(config.localSecretsFile), 'dev.lock'),
-      JSON.stringify({ pid: process.pid, apiBaseUrl }),
+      JSON.stringify({ pid: process.pid, apiBaseUrl, settings }),
       { mode: 0o600 },
     );
     const sandboxLine = {

@@ -1,11 +1,13 @@
 import { IntegrationError } from '../shared/errors';
 import { UsageError } from './args';
 import { DEV_USAGE, devCommand } from './dev';
+import { LOGIN_USAGE, loginCommand } from './login';
 import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
 import { SECRETS_USAGE, secretsCommand } from './secrets';
 
 const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   dev: { usage: DEV_USAGE, run: devCommand },
+  login: { usage: LOGIN_USAGE, run: (args) => loginCommand(args) },
   sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
   secrets: { usage: SECRETS_USAGE, run: secretsCommand },
 };
@@ -15,7 +17,7 @@ const usage = () =>
     .map((c) => `  ${c.usage}`)
     .join('\n')}\n`;
 
-/** Exit codes: 0 done, 1 failed, 2 usage or configuration mistake. */
+/** Exit codes: 0 done, 1 failed, 2 usage or configuration mistake (`login` adds 3 denied, 4 expired, 130 cancelled). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {

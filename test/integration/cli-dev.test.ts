@@ -37,6 +37,22 @@ describe('tenant-integrations dev (npm start)', () => {
       });
       expect(token.status).toBe(200);
 
+      // `login` finds the running stack: the session it stores is the app's (one real 5 s poll interval).
+      const login = startCli(['login', '--json', '--no-qr'], { env, cwd: dir });
+      const waiting = JSON.parse(await login.firstLine);
+      expect(waiting.verificationUri).toBe(`${line.sandbox.authUrl}/realms/acme/device`);
+      await fetch(`${line.sandbox.baseUrl}/_sandbox/device/approve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ userCode: waiting.userCode, username: 'admin' }),
+      });
+      expect(await new Promise((done) => login.child.once('exit', done))).toBe(0);
+      expect(login.stderr()).toContain('running local stack');
+      const session = await fetch(`${line.apiBaseUrl}/manage/session`, {
+        headers: { 'x-functions-key': line.adminKey },
+      });
+      expect(await session.json()).toMatchObject({ state: 'connected', username: 'admin' });
+
       const second = await runCli(['dev', '--port', '0'], { env });
       expect(second.code).toBe(2);
       expect(second.stderr).toContain('already running');
