@@ -124,8 +124,8 @@ export async function loginCommand(args: string[], io: LoginIo = {}): Promise<nu
     switch (state.status) {
       case 'authorised': {
         const who = await (connect as NonNullable<typeof connect>)();
-        const where = target.config.keyVaultUrl
-          ? `Key Vault ${target.config.keyVaultUrl}`
+        const where = target.config.keyVaultSessionsUrl
+          ? `Key Vault ${target.config.keyVaultSessionsUrl}`
           : `the local secret file ${target.config.localSecretsFile}`;
         err.write(`✔ Signed in as ${who.name ? `${who.name} (${who.username})` : who.username}.\n`);
         err.write(`  The delegated session is stored in ${where}; the app's keeper keeps it alive.\n`);

@@ -61,13 +61,22 @@ export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): Acc
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
   const secrets = deps.secrets ?? createSecretStore(config, { clock, logger, credential: deps.credential });
+  // Delegated refresh tokens may live in their own vault (infra/: the app may write there, not here).
+  const sessionSecrets =
+    deps.secrets ??
+    (config.keyVaultSessionsUrl && config.keyVaultSessionsUrl !== config.keyVaultUrl
+      ? createSecretStore(
+          { ...config, keyVaultUrl: config.keyVaultSessionsUrl },
+          { clock, logger, credential: deps.credential },
+        )
+      : secrets);
   const m2m = new ClientCredentialsProvider(tenant, secrets, config.clientSecretName, {
     clock,
     logger,
     fetch: deps.fetch,
     ...deps.tokenOptions,
   });
-  const delegated = new DelegatedSession(tenant, secrets, metadataStore(config, deps), {
+  const delegated = new DelegatedSession(tenant, sessionSecrets, metadataStore(config, deps), {
     clock,
     logger,
     fetch: deps.fetch,

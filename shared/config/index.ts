@@ -35,6 +35,10 @@ export const settingsSchema = z
         .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
     ),
     KEY_VAULT_URL: optional(z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`))),
+    // Optional second vault for delegated sessions, so the app can write there and only read credentials.
+    KEY_VAULT_SESSIONS_URL: optional(
+      z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`)),
+    ),
     AZURE_CLIENT_ID: optional(z.string().min(1)),
     AzureWebJobsStorage: optional(z.string().min(1)),
     // Identity-based storage (Azure): service URIs instead of a connection string.
@@ -75,6 +79,8 @@ export interface AppConfig {
   tenant?: TenantSettings;
   clientSecretName: string;
   keyVaultUrl?: string;
+  /** Where delegated refresh tokens live; defaults to `keyVaultUrl`. */
+  keyVaultSessionsUrl?: string;
   azureClientId?: string;
   /** A connection string (Azurite locally), or service URIs used with the managed identity. */
   storageConnection?: string;
@@ -107,6 +113,7 @@ export function loadConfig(
         : undefined,
     clientSecretName: s.TENANT_CLIENT_SECRET_NAME ?? DEFAULT_CLIENT_SECRET_NAME,
     keyVaultUrl: s.KEY_VAULT_URL,
+    keyVaultSessionsUrl: s.KEY_VAULT_SESSIONS_URL ?? s.KEY_VAULT_URL,
     azureClientId: s.AZURE_CLIENT_ID,
     storageConnection: s.AzureWebJobsStorage,
     storageServiceUris:

@@ -30,6 +30,14 @@ describe('configuration', () => {
       clientId: 'm2m-1',
     });
     expect(c.keyVaultUrl).toBe('https://kv-contoso.vault.azure.net/');
+    // Sessions share the vault unless a second one is named.
+    expect(c.keyVaultSessionsUrl).toBe('https://kv-contoso.vault.azure.net/');
+    expect(
+      loadConfig({
+        KEY_VAULT_URL: 'https://kv-contoso.vault.azure.net',
+        KEY_VAULT_SESSIONS_URL: 'https://kvs-contoso.vault.azure.net',
+      }).keyVaultSessionsUrl,
+    ).toBe('https://kvs-contoso.vault.azure.net/');
     expect(c.syncStreams).toEqual(['controls', 'users']);
   });
 
