@@ -1,0 +1,150 @@
+// Deploys the tenant integrations app into the user's subscription: `azd up`.
+// Keyless: a user-assigned managed identity reaches storage, Key Vault and Application Insights with Entra ID;
+// storage shared keys and monitoring local auth are off. The client secret is never a parameter or an output:
+// it is set in Key Vault after deployment (README: Deploy).
+targetScope = 'subscription'
+
+@minLength(1)
+@maxLength(40)
+@description('azd environment name; used for the resource group and a unique suffix of every resource.')
+param environmentName string
+
+@minLength(1)
+@description('Region for every resource. Flex Consumption is available in a subset of regions.')
+@metadata({ azd: { type: 'location' } })
+param location string
+
+@description('Object id of the person running `azd up`: may set the client secret in Key Vault, nothing more. Empty to skip.')
+param principalId string = ''
+
+@description('Type of principalId: User for a person, ServicePrincipal for a pipeline identity.')
+@allowed(['User', 'ServicePrincipal', 'Group'])
+param principalType string = 'User'
+
+@description('The tenant (realm) name.')
+@minLength(1)
+param tenantName string
+
+@description('{base_url} of the tenant service: https, no trailing slash.')
+@minLength(1)
+param tenantBaseUrl string
+
+@description('{auth_url} of the tenant identity provider: https, no trailing slash.')
+@minLength(1)
+param tenantAuthUrl string
+
+@description('client_id of the read-only M2M credential (its secret goes to Key Vault after deployment).')
+@minLength(1)
+param tenantClientId string
+
+@description('Name of the Key Vault secret that holds the M2M client secret.')
+param clientSecretName string = 'tenant-client-secret'
+
+@description('When the sync runs: NCRONTAB, six fields, UTC.')
+param syncSchedule string = '0 */15 * * * *'
+
+@description('Comma-separated stream names to sync; empty for all.')
+param syncStreams string = ''
+
+@description('Where the sync writes (SYNC_SINKS).')
+param syncSinks string = 'blob'
+
+@description('Node.js version of the function app.')
+@allowed(['20', '22'])
+param nodeVersion string = '22'
+
+@description('Upper bound of Flex Consumption instances.')
+@minValue(40)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+var tags = { 'azd-env-name': environmentName }
+var token = toLower(uniqueString(subscription().id, environmentName, location))
+
+resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+  name: 'rg-${environmentName}'
+  location: location
+  tags: tags
+}
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  scope: rg
+  params: { name: 'id-${token}', location: location, tags: tags }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  scope: rg
+  params: { logAnalyticsName: 'log-${token}', appInsightsName: 'appi-${token}', location: location, tags: tags }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  scope: rg
+  params: { name: 'st${token}', location: location, tags: tags, deploymentContainerName: 'app-package-${token}' }
+}
+
+module vaults 'modules/key-vault.bicep' = {
+  name: 'key-vaults'
+  scope: rg
+  params: { credentialsVaultName: 'kv-${token}', sessionsVaultName: 'kvs-${token}', location: location, tags: tags }
+}
+
+module access 'modules/access.bicep' = {
+  name: 'access'
+  scope: rg
+  params: {
+    appPrincipalId: identity.outputs.principalId
+    deployerPrincipalId: principalId
+    deployerPrincipalType: principalType
+    storageAccountName: storage.outputs.name
+    credentialsVaultName: vaults.outputs.credentialsVaultName
+    sessionsVaultName: vaults.outputs.sessionsVaultName
+    appInsightsName: monitoring.outputs.appInsightsName
+  }
+}
+
+module app 'modules/function-app.bicep' = {
+  name: 'function-app'
+  scope: rg
+  // The host needs its storage and monitoring roles before it starts.
+  dependsOn: [access]
+  params: {
+    name: 'func-${token}'
+    planName: 'plan-${token}'
+    location: location
+    tags: union(tags, { 'azd-service-name': 'app' })
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    appInsightsName: monitoring.outputs.appInsightsName
+    nodeVersion: nodeVersion
+    maximumInstanceCount: maximumInstanceCount
+    appSettings: {
+      TENANT_NAME: tenantName
+      TENANT_BASE_URL: tenantBaseUrl
+      TENANT_AUTH_URL: tenantAuthUrl
+      TENANT_CLIENT_ID: tenantClientId
+      TENANT_CLIENT_SECRET_NAME: clientSecretName
+      KEY_VAULT_URL: vaults.outputs.credentialsVaultUri
+      KEY_VAULT_SESSIONS_URL: vaults.outputs.sessionsVaultUri
+      AZURE_CLIENT_ID: identity.outputs.clientId
+      SYNC_SCHEDULE: syncSchedule
+      SYNC_STREAMS: syncStreams
+      SYNC_SINKS: syncSinks
+      DURABLE_TASK_HUB: 'TenantIntegrations'
+    }
+  }
+}
+
+// Outputs azd keeps in the environment: names and URLs only, never a secret.
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = rg.name
+output AZURE_FUNCTION_APP_NAME string = app.outputs.name
+output SERVICE_APP_URI string = app.outputs.uri
+output KEY_VAULT_URL string = vaults.outputs.credentialsVaultUri
+output KEY_VAULT_SESSIONS_URL string = vaults.outputs.sessionsVaultUri
+output TENANT_CLIENT_SECRET_NAME string = clientSecretName

@@ -1,0 +1,79 @@
+// Flex Consumption plan and the Linux function app (Node.js), running as the user-assigned identity.
+// Host storage is identity-based (AzureWebJobsStorage__*): no connection string, no key anywhere.
+param name string
+param planName string
+param location string
+param tags object
+param identityId string
+param identityClientId string
+param storageAccountName string
+param deploymentContainerName string
+param appInsightsName string
+param nodeVersion string
+param maximumInstanceCount int
+@description('The app settings of DESIGN §3 (names the app validates at start-up).')
+param appSettings object
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: { name: 'FC1', tier: 'FlexConsumption' }
+  properties: { reserved: true }
+}
+
+resource app 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: { '${identityId}': {} }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      http20Enabled: true
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storage.properties.primaryEndpoints.blob}${deploymentContainerName}'
+          authentication: { type: 'UserAssignedIdentity', userAssignedIdentityResourceId: identityId }
+        }
+      }
+      scaleAndConcurrency: { maximumInstanceCount: maximumInstanceCount, instanceMemoryMB: 2048 }
+      runtime: { name: 'node', version: nodeVersion }
+    }
+  }
+
+  resource settings 'config' = {
+    name: 'appsettings'
+    properties: union(appSettings, {
+      AzureWebJobsStorage__credential: 'managedidentity'
+      AzureWebJobsStorage__clientId: identityClientId
+      AzureWebJobsStorage__blobServiceUri: storage.properties.primaryEndpoints.blob
+      AzureWebJobsStorage__queueServiceUri: storage.properties.primaryEndpoints.queue
+      AzureWebJobsStorage__tableServiceUri: storage.properties.primaryEndpoints.table
+      APPLICATIONINSIGHTS_CONNECTION_STRING: appInsights.properties.ConnectionString
+      APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+    })
+  }
+}
+
+output name string = app.name
+output uri string = 'https://${app.properties.defaultHostName}'

@@ -1,0 +1,76 @@
+// One storage account for the Functions host, durable state (tables, queues, blobs), sync checkpoints,
+// exports and the deployment package. Shared-key access is off: everything uses the managed identity.
+param name string
+param location string
+param tags object
+param deploymentContainerName string
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'StorageV2'
+  sku: { name: 'Standard_LRS' }
+  properties: {
+    allowSharedKeyAccess: false
+    defaultToOAuthAuthentication: true
+    allowBlobPublicAccess: false
+    allowCrossTenantReplication: false
+    minimumTlsVersion: 'TLS1_2'
+    supportsHttpsTrafficOnly: true
+    publicNetworkAccess: 'Enabled'
+    networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
+  }
+}
+
+resource blobs 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+  parent: storage
+  name: 'default'
+  properties: {
+    // Exports and checkpoints survive an accidental delete for a week.
+    deleteRetentionPolicy: { enabled: true, days: 7 }
+    containerDeleteRetentionPolicy: { enabled: true, days: 7 }
+  }
+}
+
+resource deployment 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobs
+  name: deploymentContainerName
+  properties: { publicAccess: 'None' }
+}
+
+resource exports 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobs
+  name: 'exports'
+  properties: { publicAccess: 'None' }
+}
+
+resource checkpoints 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobs
+  name: 'checkpoints'
+  properties: { publicAccess: 'None' }
+}
+
+// Export files are short-lived: delete them after a week.
+resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05-01' = {
+  parent: storage
+  name: 'default'
+  properties: {
+    policy: {
+      rules: [
+        {
+          name: 'expire-exports'
+          enabled: true
+          type: 'Lifecycle'
+          definition: {
+            filters: { blobTypes: ['blockBlob'], prefixMatch: ['exports/'] }
+            actions: { baseBlob: { delete: { daysAfterModificationGreaterThan: 7 } } }
+          }
+        }
+      ]
+    }
+  }
+}
+
+output name string = storage.name
+output deploymentContainerName string = deployment.name

@@ -1,0 +1,348 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import ignore from 'ignore';
+import { parse as parseYaml } from 'yaml';
+import { loadConfig, settingsSchema } from '../../shared/config';
+import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
+
+/*
+ * No Bicep compiler can be installed here, so these tests read the templates and check the invariants the
+ * deployment promises: every resource, keyless access, and each role assignment's role and scope. The
+ * GitHub workflow in .github/workflows/infra.yml compiles them (`az bicep build`) and previews a deployment.
+ */
+const root = resolve(__dirname, '../..');
+const main = readBicep(root, 'infra/main.bicep');
+const modules = Object.fromEntries(
+  readdirSync(join(root, 'infra/modules')).map((f) => [f, readBicep(root, `infra/modules/${f}`)]),
+) as Record<string, BicepFile>;
+const all = [main, ...Object.values(modules)];
+const resources = all.flatMap((f) =>
+  f.resources.filter((r) => !r.existing).map((r) => ({ ...r, file: f.path })),
+);
+const ofType = (type: string) => resources.filter((r) => r.type === type);
+
+const ROLE = {
+  storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b',
+  storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88',
+  storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3',
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6',
+  keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7',
+  monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb',
+};
+
+describe('azd project', () => {
+  it('azure.yaml: one function service in TypeScript, infra from infra/main.bicep', () => {
+    const azure = parseYaml(readFileSync(join(root, 'azure.yaml'), 'utf8'));
+    expect(Object.keys(azure.services)).toEqual(['app']);
+    expect(azure.services.app).toMatchObject({ project: '.', language: 'ts', host: 'function' });
+    expect(azure.infra).toMatchObject({ provider: 'bicep', path: 'infra', module: 'main' });
+    // azd finds the app by this tag.
+    expect(modules['function-app.bicep'].text + main.text).toContain("'azd-service-name': 'app'");
+  });
+
+  it('main.parameters.json gives every parameter without a default, and only known ones', () => {
+    const file = JSON.parse(readFileSync(join(root, 'infra/main.parameters.json'), 'utf8'));
+    const given = Object.keys(file.parameters);
+    const declared = main.params.map((p) => p.name);
+    expect(given.filter((g) => !declared.includes(g))).toEqual([]);
+    expect(main.params.filter((p) => !p.defaulted && !given.includes(p.name))).toEqual([]);
+    expect(file.parameters.environmentName.value).toBe('${AZURE_ENV_NAME}');
+    expect(file.parameters.principalId.value).toBe('${AZURE_PRINCIPAL_ID}');
+  });
+
+  it('main.bicep is subscription-scoped and every module it uses exists', () => {
+    expect(main.text).toMatch(/^targetScope = 'subscription'$/m);
+    expect(main.modules.map((m) => m.path).sort()).toEqual(
+      Object.keys(modules)
+        .map((f) => `modules/${f}`)
+        .sort(),
+    );
+    for (const m of main.modules) expect(existsSync(join(root, 'infra', m.path))).toBe(true);
+  });
+});
+
+describe('resources', () => {
+  it('a user-assigned identity, and the app runs as it', () => {
+    expect(ofType('Microsoft.ManagedIdentity/userAssignedIdentities')).toHaveLength(1);
+    const [site] = ofType('Microsoft.Web/sites');
+    expect(prop(site.body, 'type')).toBe("'UserAssigned'");
+    expect(site.body).toContain("authentication: { type: 'UserAssignedIdentity'");
+  });
+
+  it('storage: shared keys off, no public blobs, TLS 1.2; containers for exports, checkpoints and the package', () => {
+    const [storage] = ofType('Microsoft.Storage/storageAccounts');
+    expect(prop(storage.body, 'allowSharedKeyAccess')).toBe('false');
+    expect(prop(storage.body, 'allowBlobPublicAccess')).toBe('false');
+    expect(prop(storage.body, 'defaultToOAuthAuthentication')).toBe('true');
+    expect(prop(storage.body, 'minimumTlsVersion')).toBe("'TLS1_2'");
+    const containers = ofType('Microsoft.Storage/storageAccounts/blobServices/containers');
+    expect(containers.map((c) => prop(c.body, 'name'))).toEqual(
+      expect.arrayContaining(["'exports'", "'checkpoints'", 'deploymentContainerName']),
+    );
+    for (const c of containers) expect(prop(c.body, 'publicAccess')).toBe("'None'");
+  });
+
+  it('Flex Consumption plan and a Linux Node.js 20/22 function app, https only', () => {
+    const [plan] = ofType('Microsoft.Web/serverfarms');
+    expect(plan.body).toContain("sku: { name: 'FC1', tier: 'FlexConsumption' }");
+    expect(prop(plan.body, 'reserved')).toBe('true');
+    const [site] = ofType('Microsoft.Web/sites');
+    expect(prop(site.body, 'kind')).toBe("'functionapp,linux'");
+    expect(site.body).toContain("runtime: { name: 'node', version: nodeVersion }");
+    const nodeVersion = main.params.find((p) => p.name === 'nodeVersion');
+    expect(nodeVersion?.decorators).toContain("@allowed(['20', '22'])");
+    expect(prop(site.body, 'httpsOnly')).toBe('true');
+  });
+
+  it('Key Vault in RBAC mode with soft delete and purge protection', () => {
+    const vaults = ofType('Microsoft.KeyVault/vaults');
+    expect(vaults.length).toBeGreaterThanOrEqual(1);
+    const file = modules['key-vault.bicep'];
+    for (const v of vaults) expect(prop(v.body, 'properties')).toBe('properties');
+    const shared = block(file.text, file.text.indexOf('{', file.text.indexOf('var properties')));
+    expect(prop(shared, 'enableRbacAuthorization')).toBe('true');
+    expect(prop(shared, 'enableSoftDelete')).toBe('true');
+    expect(prop(shared, 'enablePurgeProtection')).toBe('true');
+  });
+
+  it('Log Analytics and Application Insights with local auth off', () => {
+    const [logs] = ofType('Microsoft.OperationalInsights/workspaces');
+    expect(logs.body).toContain('features: { disableLocalAuth: true }');
+    const [ai] = ofType('Microsoft.Insights/components');
+    expect(prop(ai.body, 'DisableLocalAuth')).toBe('true');
+    expect(prop(ai.body, 'WorkspaceResourceId')).toBe('logs.id');
+  });
+});
+
+describe('keyless', () => {
+  const text = all.map((f) => f.text).join('\n');
+
+  it('no keys anywhere: no listKeys, no account keys, no connection string for storage', () => {
+    expect(text).not.toMatch(/listKeys|listKeyValue|AccountKey|SharedAccessSignature|listAccountSas/i);
+    expect(text).not.toMatch(/\bAzureWebJobsStorage\s*:/);
+    expect(text).not.toMatch(/primaryKey|instrumentationKey/i);
+  });
+
+  it('the host reaches storage with the managed identity (AzureWebJobsStorage__*) and telemetry with Entra ID', () => {
+    const site = modules['function-app.bicep'].text;
+    const settings = block(site, site.indexOf('{', site.indexOf('union(appSettings')));
+    expect(prop(settings, 'AzureWebJobsStorage__credential')).toBe("'managedidentity'");
+    expect(prop(settings, 'AzureWebJobsStorage__clientId')).toBe('identityClientId');
+    for (const s of ['blob', 'queue', 'table'])
+      expect(prop(settings, `AzureWebJobsStorage__${s}ServiceUri`)).toBe(
+        `storage.properties.primaryEndpoints.${s}`,
+      );
+    expect(prop(settings, 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING')).toBe(
+      "'ClientId=${identityClientId};Authorization=AAD'",
+    );
+  });
+
+  it('the client secret is never a parameter or an output; nothing is @secure because nothing secret goes in', () => {
+    expect(text).not.toContain('@secure');
+    for (const f of all) {
+      for (const p of f.params) expect(p.name).not.toMatch(/secret(?!Name)|password|token|key$/i);
+      for (const o of f.outputs)
+        expect(`${o.name} ${o.value}`).not.toMatch(/getSecret|secret(?!Name|_NAME)|ConnectionString/i);
+    }
+    expect(ofType('Microsoft.KeyVault/vaults/secrets')).toEqual([]);
+  });
+});
+
+describe('role assignments: least privilege, narrowest scope', () => {
+  const access = modules['access.bicep'];
+  const existing = Object.fromEntries(access.resources.filter((r) => r.existing).map((r) => [r.symbol, r]));
+  const roleVar = block(access.text, access.text.indexOf('{', access.text.indexOf('var roles')));
+  const roleId = (key: string) => prop(roleVar, key)?.replace(/'/g, '');
+  const assignments = access.resources
+    .filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')
+    .map((r) => {
+      const scope = prop(r.body, 'scope') as string;
+      const key = /roles\.(\w+)\)/.exec(prop(r.body, 'roleDefinitionId') ?? '')?.[1] as string;
+      const vault =
+        existing[scope]?.type === 'Microsoft.KeyVault/vaults' ? ` ${prop(existing[scope].body, 'name')}` : '';
+      return {
+        who: prop(r.body, 'principalId'),
+        role: roleId(key),
+        scope: `${existing[scope]?.type}${vault}`,
+        conditional: Boolean(r.condition),
+      };
+    });
+
+  it('role ids are the built-in roles they are named after', () => {
+    for (const [key, id] of Object.entries(ROLE)) expect(roleId(key)).toBe(id);
+  });
+
+  it('exactly these assignments, and none anywhere else', () => {
+    const app = 'appPrincipalId';
+    expect(assignments).toEqual(
+      expect.arrayContaining([
+        {
+          who: app,
+          role: ROLE.storageBlobDataOwner,
+          scope: 'Microsoft.Storage/storageAccounts',
+          conditional: false,
+        },
+        {
+          who: app,
+          role: ROLE.storageQueueDataContributor,
+          scope: 'Microsoft.Storage/storageAccounts',
+          conditional: false,
+        },
+        {
+          who: app,
+          role: ROLE.storageTableDataContributor,
+          scope: 'Microsoft.Storage/storageAccounts',
+          conditional: false,
+        },
+        // Read the client secret; write only in the sessions vault.
+        {
+          who: app,
+          role: ROLE.keyVaultSecretsUser,
+          scope: 'Microsoft.KeyVault/vaults credentialsVaultName',
+          conditional: false,
+        },
+        {
+          who: app,
+          role: ROLE.keyVaultSecretsOfficer,
+          scope: 'Microsoft.KeyVault/vaults sessionsVaultName',
+          conditional: false,
+        },
+        {
+          who: app,
+          role: ROLE.monitoringMetricsPublisher,
+          scope: 'Microsoft.Insights/components',
+          conditional: false,
+        },
+        // The deploying person: set the client secret, nothing more.
+        {
+          who: 'deployerPrincipalId',
+          role: ROLE.keyVaultSecretsOfficer,
+          scope: 'Microsoft.KeyVault/vaults credentialsVaultName',
+          conditional: true,
+        },
+      ]),
+    );
+    expect(assignments).toHaveLength(7);
+    for (const f of all.filter((f) => f !== access))
+      expect(f.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')).toEqual([]);
+    // No broad roles (Owner, Contributor, User Access Administrator) and no resource-group or subscription scope.
+    expect(access.text).not.toMatch(
+      /8e3af657-a8ff-443c-a75c-2fe8c4bcb635|b24988ac-6180-42a0-ab88-20f7382dd24c|18d7d88d-d35e-4fb5-a5c3-7773c20a72d9/,
+    );
+    expect(access.text).not.toMatch(/scope:\s*(resourceGroup|subscription)\(/);
+  });
+
+  it('the app gets the vault URLs it needs: credentials to read, sessions to write', () => {
+    const settings = objectKeys(main.modules.find((m) => m.symbol === 'app')?.body ?? '', 'appSettings');
+    expect(settings).toEqual(expect.arrayContaining(['KEY_VAULT_URL', 'KEY_VAULT_SESSIONS_URL']));
+    expect(main.text).toContain('KEY_VAULT_URL: vaults.outputs.credentialsVaultUri');
+    expect(main.text).toContain('KEY_VAULT_SESSIONS_URL: vaults.outputs.sessionsVaultUri');
+  });
+});
+
+describe('app settings', () => {
+  const settings = objectKeys(main.modules.find((m) => m.symbol === 'app')?.body ?? '', 'appSettings');
+
+  it('has every setting of DESIGN §3, under the names the app reads', () => {
+    expect(settings).toEqual(
+      expect.arrayContaining([
+        'TENANT_NAME',
+        'TENANT_BASE_URL',
+        'TENANT_AUTH_URL',
+        'TENANT_CLIENT_ID',
+        'TENANT_CLIENT_SECRET_NAME',
+        'KEY_VAULT_URL',
+        'SYNC_SCHEDULE',
+        'SYNC_STREAMS',
+        'SYNC_SINKS',
+        'AZURE_CLIENT_ID',
+      ]),
+    );
+    const known = [...Object.keys(settingsSchema.shape), 'DURABLE_TASK_HUB'];
+    expect(settings.filter((s) => !known.includes(s))).toEqual([]);
+    // host.json's task hub name comes from a setting that exists.
+    const hub = /%(\w+)%/.exec(readFileSync(join(root, 'host.json'), 'utf8'))?.[1];
+    expect(settings).toContain(hub);
+  });
+
+  it('as deployed, they pass the app’s own start-up validation', () => {
+    const env: Record<string, string> = {
+      TENANT_NAME: 'contoso',
+      TENANT_BASE_URL: 'https://contoso.example.com',
+      TENANT_AUTH_URL: 'https://login.example.com',
+      TENANT_CLIENT_ID: 'm2m',
+      TENANT_CLIENT_SECRET_NAME: 'tenant-client-secret',
+      KEY_VAULT_URL: 'https://kv-abc.vault.azure.net/',
+      KEY_VAULT_SESSIONS_URL: 'https://kvs-abc.vault.azure.net/',
+      AZURE_CLIENT_ID: '00000000-0000-0000-0000-000000000000',
+      SYNC_SCHEDULE: '0 */15 * * * *',
+      SYNC_STREAMS: '',
+      SYNC_SINKS: 'blob',
+      AzureWebJobsStorage__blobServiceUri: 'https://stabc.blob.core.windows.net/',
+      AzureWebJobsStorage__queueServiceUri: 'https://stabc.queue.core.windows.net/',
+      AzureWebJobsStorage__tableServiceUri: 'https://stabc.table.core.windows.net/',
+    };
+    expect(
+      Object.keys(env)
+        .filter((k) => !k.startsWith('AzureWebJobsStorage__'))
+        .sort(),
+    ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB').sort());
+    const config = loadConfig(env);
+    expect(config.tenant?.name).toBe('contoso');
+    expect(config.storageServiceUris?.table).toBe('https://stabc.table.core.windows.net/');
+    expect(config.keyVaultSessionsUrl).toBe('https://kvs-abc.vault.azure.net/');
+    // The main.bicep defaults are valid values too.
+    const schedule = main.params.find((p) => p.name === 'syncSchedule');
+    expect(schedule?.defaulted).toBe(true);
+    expect(() =>
+      loadConfig({ ...env, SYNC_SCHEDULE: /syncSchedule string = '([^']+)'/.exec(main.text)?.[1] }),
+    ).not.toThrow();
+  });
+});
+
+describe('deployment package (.funcignore)', () => {
+  const rules = ignore().add(readFileSync(join(root, '.funcignore'), 'utf8'));
+
+  it('ships the compiled functions and shared code, host.json, package.json and dependencies', () => {
+    for (const p of [
+      'dist/functions/health.js',
+      'dist/shared/app.js',
+      'host.json',
+      'package.json',
+      'node_modules/zod/index.js',
+    ])
+      expect(rules.ignores(p)).toBe(false);
+  });
+
+  it('leaves out sources, the sandbox, the local host, tests, benchmarks, infra and local secrets', () => {
+    for (const p of [
+      'functions/health.ts',
+      'shared/app.ts',
+      'sandbox/server.ts',
+      'dist/sandbox/server.js',
+      'dist/devhost/main.js',
+      'dist/cli/main.js',
+      'dist/bench/run.js',
+      'test/unit/infra.test.ts',
+      'bench/run.ts',
+      'infra/main.bicep',
+      'local.settings.json',
+      '.local/secrets.json',
+      'dist/functions/health.js.map',
+    ])
+      expect(rules.ignores(p)).toBe(true);
+  });
+});
+
+describe('CI workflow for the user repository', () => {
+  it('builds the Bicep and previews the provision', () => {
+    const wf = readFileSync(join(root, '.github/workflows/infra.yml'), 'utf8');
+    const parsed = parseYaml(wf);
+    const steps = JSON.stringify(parsed.jobs);
+    expect(steps).toContain('az bicep build --file infra/main.bicep');
+    expect(steps).toContain('azd provision --preview');
+    expect(parsed.permissions).toMatchObject({ 'id-token': 'write' });
+    // Federated credentials only: no secret in the workflow.
+    expect(wf).not.toMatch(/secrets\./);
+  });
+});
