@@ -8,6 +8,13 @@ module.exports = {
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
-    { ...base, displayName: 'conformance', testMatch: ['<rootDir>/test/conformance/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'conformance',
+      testMatch: ['<rootDir>/test/conformance/**/*.test.ts'],
+      // One Keycloak for the whole suite (tens of seconds to boot).
+      globalSetup: '<rootDir>/test/conformance/global-setup.ts',
+      globalTeardown: '<rootDir>/test/conformance/global-teardown.ts',
+    },
   ],
 };
