@@ -4,12 +4,14 @@ import { DEV_USAGE, devCommand } from './dev';
 import { LOGIN_USAGE, loginCommand } from './login';
 import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
 import { SECRETS_USAGE, secretsCommand } from './secrets';
+import { SYNC_USAGE, syncCommand } from './sync';
 
 const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   dev: { usage: DEV_USAGE, run: devCommand },
   login: { usage: LOGIN_USAGE, run: (args) => loginCommand(args) },
   sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
   secrets: { usage: SECRETS_USAGE, run: secretsCommand },
+  sync: { usage: SYNC_USAGE, run: syncCommand },
 };
 
 const usage = () =>

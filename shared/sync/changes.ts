@@ -1,0 +1,109 @@
+import { UpstreamError } from '../errors';
+import { getPath } from '../graphql/pager';
+import { changeId, contentHash } from './fingerprint';
+import { Snapshot, SnapshotWriter } from './snapshot';
+
+const TOMBSTONE = Buffer.from('deleted\0');
+
+export type ChangeKind = 'created' | 'updated' | 'deleted';
+
+/** One change, as every sink delivers it. `record` is absent for deletions. */
+export interface Change {
+  changeId: string;
+  stream: string;
+  kind: ChangeKind;
+  id: string;
+  record?: unknown;
+}
+
+export interface StreamCounts {
+  read: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+}
+
+/**
+ * Compares one pass over a stream with its previous snapshot: new id → created, other hash → updated,
+ * absent at the end of a complete pass → deleted. Only `finish()` — called after the last page — yields
+ * deletions, so a pass that fails part-way can never delete anything.
+ */
+export class ChangeDetector {
+  readonly counts: StreamCounts = { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 };
+  private readonly previous: Snapshot;
+  private readonly next = new SnapshotWriter();
+
+  constructor(
+    readonly stream: string,
+    previous: Buffer | undefined,
+    private readonly idPath: string,
+  ) {
+    this.previous = new Snapshot(previous);
+  }
+
+  /** The changes in one page of records (unchanged ones produce nothing). */
+  page(records: unknown[]): Change[] {
+    const out: Change[] = [];
+    for (const record of records) {
+      const rawId = getPath(record, this.idPath);
+      if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
+        throw new UpstreamError(
+          'UPSTREAM_MALFORMED',
+          this.stream,
+          `a ${this.stream} record has no ${this.idPath}`,
+        );
+      const id = String(rawId);
+      const idBytes = Buffer.from(id);
+      if (idBytes.length > 0xffff)
+        throw new UpstreamError(
+          'UPSTREAM_MALFORMED',
+          this.stream,
+          `a ${this.stream} id is longer than 64 KiB`,
+        );
+      const hash = contentHash(record);
+      this.counts.read++;
+      const i = this.previous.find(idBytes);
+      if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
+      this.next.add(idBytes, hash);
+      if (i < 0) {
+        this.counts.created++;
+        out.push({
+          changeId: changeId(this.stream, id, hash),
+          stream: this.stream,
+          kind: 'created',
+          id,
+          record,
+        });
+      } else if (!this.previous.hashAt(i).equals(hash)) {
+        this.counts.updated++;
+        out.push({
+          changeId: changeId(this.stream, id, hash),
+          stream: this.stream,
+          kind: 'updated',
+          id,
+          record,
+        });
+      } else this.counts.unchanged++;
+    }
+    return out;
+  }
+
+  /** After the last page: the deletions, and the snapshot to store for the next run. */
+  finish(): { deletions: Change[]; snapshot: Buffer } {
+    const deletions: Change[] = [];
+    for (const i of this.previous.unmarked()) {
+      const id = this.previous.idAt(i);
+      // A deletion's "content" is a tombstone of the last content seen: stable across retries, and never
+      // the id of the change that created or updated the record.
+      deletions.push({
+        changeId: changeId(this.stream, id, Buffer.concat([TOMBSTONE, this.previous.hashAt(i)])),
+        stream: this.stream,
+        kind: 'deleted',
+        id,
+      });
+    }
+    this.counts.deleted = deletions.length;
+    return { deletions, snapshot: this.next.toBuffer() };
+  }
+}

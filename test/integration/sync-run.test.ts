@@ -1,0 +1,186 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { resolveStreams } from '../../shared/streams';
+import type { Change } from '../../shared/sync/changes';
+import { syncAll } from '../../shared/sync/run';
+import { DirectorySink, type ChangeSink } from '../../shared/sync/sinks';
+import { FileSnapshotStore } from '../../shared/sync/state';
+import { accessFixture } from '../helpers/access';
+import { runCli } from '../helpers/cli';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+
+jest.setTimeout(60_000);
+
+let sb: SandboxFixture;
+let dir: string;
+beforeAll(async () => {
+  sb = await sandboxFixture({ records: 120 });
+});
+afterAll(() => sb.close());
+beforeEach(async () => {
+  await sb.hook('reset');
+  dir = await mkdtemp(join(tmpdir(), 'ti-sync-'));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const delivered = async (runId: string, stream: string): Promise<Change[]> => {
+  try {
+    const text = await readFile(join(dir, 'out', runId, `${stream}.ndjson`), 'utf8');
+    return text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+};
+
+describe('sync run against the sandbox', () => {
+  it('full run creates everything; after data/mutate exactly the changes; then nothing; one token for the run', async () => {
+    const a = await accessFixture(sb);
+    const options = {
+      tenant: sb.tenant,
+      snapshots: new FileSnapshotStore(join(dir, 'state')),
+      sink: new DirectorySink(join(dir, 'out')),
+    };
+    const streams = resolveStreams();
+    const first = await syncAll(a.graphql, streams, options);
+    expect(first.ok).toBe(true);
+    for (const s of first.streams)
+      expect(s.counts).toEqual({ read: 120, created: 120, updated: 0, deleted: 0, unchanged: 0 });
+    expect((await delivered(first.runId, 'kpis')).map((c) => c.kind)).toEqual(Array(120).fill('created'));
+    const manifest = JSON.parse(await readFile(join(dir, 'out', first.runId, 'manifest.json'), 'utf8'));
+    expect(manifest.streams.users.created).toBe(120);
+
+    const mutated = (
+      await sb.hook('data/mutate', { collection: 'controls', creates: 3, updates: 2, deletes: 1 })
+    ).body;
+    const second = await syncAll(a.graphql, streams, options);
+    const controls = second.streams.find((s) => s.stream === 'controls');
+    expect(controls?.counts).toEqual({ read: 122, created: 3, updated: 2, deleted: 1, unchanged: 117 });
+    const changes = await delivered(second.runId, 'controls');
+    expect(
+      changes
+        .filter((c) => c.kind === 'created')
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([...mutated.created].sort());
+    expect(
+      changes
+        .filter((c) => c.kind === 'updated')
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([...mutated.updated].sort());
+    expect(changes.filter((c) => c.kind === 'deleted').map((c) => c.id)).toEqual(mutated.deleted);
+    for (const s of second.streams.filter((x) => x.stream !== 'controls'))
+      expect(s.counts.unchanged).toBe(120);
+    // No change id of this run was delivered before.
+    const before = new Set((await delivered(first.runId, 'controls')).map((c) => c.changeId));
+    expect(changes.filter((c) => before.has(c.changeId))).toEqual([]);
+
+    const third = await syncAll(a.graphql, streams, options);
+    expect(third.streams.every((s) => s.counts.created + s.counts.updated + s.counts.deleted === 0)).toBe(
+      true,
+    );
+    // Three runs, six streams, two pages each: the cached M2M token served them all.
+    expect((await sb.hook('stats')).body.token.client_credentials).toBe(1);
+    await a.cleanup();
+  });
+
+  it('a sink failure mid-stream fails that stream, deletes nothing and keeps the state; the retry delivers the same change ids', async () => {
+    const a = await accessFixture(sb);
+    const snapshots = new FileSnapshotStore(join(dir, 'state'));
+    const [controls] = resolveStreams({ select: ['controls'] });
+    await syncAll(a.graphql, [controls], {
+      tenant: sb.tenant,
+      snapshots,
+      sink: new DirectorySink(join(dir, 'base')),
+    });
+    await sb.hook('data/mutate', { collection: 'controls', creates: 0, updates: 100, deletes: 5 });
+    const seen: Change[] = [];
+    let writes = 0;
+    const flaky: ChangeSink = {
+      description: 'flaky',
+      write: async (_run, _stream, changes) => {
+        if (++writes === 2) throw new Error('downstream unavailable');
+        seen.push(...changes);
+      },
+      finish: async () => undefined,
+    };
+    const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, snapshots, sink: flaky });
+    expect(failed.ok).toBe(false);
+    expect(failed.streams[0].error).toContain('downstream unavailable');
+    expect(seen.some((c) => c.kind === 'deleted')).toBe(false);
+    const retry = await syncAll(a.graphql, [controls], {
+      tenant: sb.tenant,
+      snapshots,
+      sink: new DirectorySink(join(dir, 'out')),
+    });
+    expect(retry.streams[0].counts).toEqual({
+      read: 115,
+      created: 0,
+      updated: 100,
+      deleted: 5,
+      unchanged: 15,
+    });
+    const retried = new Map((await delivered(retry.runId, 'controls')).map((c) => [c.id, c.changeId]));
+    for (const c of seen) expect(retried.get(c.id)).toBe(c.changeId);
+    await a.cleanup();
+  });
+
+  it('a GraphQL error that will not go away fails the stream cleanly; the other streams finish', async () => {
+    const a = await accessFixture(sb);
+    await sb.hook('faults', { route: 'graphql', status: 400, count: 1 });
+    const result = await syncAll(a.graphql, resolveStreams({ select: ['controls', 'users'] }), {
+      tenant: sb.tenant,
+      snapshots: new FileSnapshotStore(join(dir, 'state')),
+      sink: new DirectorySink(join(dir, 'out')),
+      concurrency: 1,
+    });
+    expect(result.ok).toBe(false);
+    expect(result.streams.map((s) => s.ok)).toEqual([false, true]);
+    expect(await readdir(join(dir, 'state', sb.tenant))).toEqual(['users.snapshot.gz']);
+    await a.cleanup();
+  });
+});
+
+describe('tenant-integrations sync', () => {
+  const env = () => ({
+    TENANT_NAME: sb.tenant,
+    TENANT_BASE_URL: sb.baseUrl,
+    TENANT_AUTH_URL: sb.authUrl,
+    TENANT_CLIENT_ID: sb.clientId,
+    LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
+  });
+
+  it('--json prints per-stream counts; a second run finds nothing new', async () => {
+    await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
+    const first = await runCli(
+      ['sync', '--streams', 'kpis,users', '--sink', `dir:${join(dir, 'out')}`, '--json'],
+      { env: env() },
+    );
+    expect(first.code).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({
+      ok: true,
+      streams: { kpis: { read: 120, created: 120 }, users: { created: 120 } },
+    });
+    const second = JSON.parse(
+      (
+        await runCli(['sync', '--streams', 'kpis', '--sink', `dir:${join(dir, 'out')}`, '--json'], {
+          env: env(),
+        })
+      ).stdout,
+    );
+    expect(second.streams.kpis).toEqual({ read: 120, created: 0, updated: 0, deleted: 0, unchanged: 120 });
+    expect(first.stderr + first.stdout).not.toContain(sb.clientSecret);
+  });
+
+  it('an unknown stream is a usage mistake naming the known ones (exit 2)', async () => {
+    const r = await runCli(['sync', '--streams', 'nope'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('known: controls, evidence, personnel, kpis, reports, users');
+  });
+});
