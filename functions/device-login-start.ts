@@ -2,7 +2,7 @@ import { HttpResponse, type HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { DEVICE_LOGIN, deviceLoginInstanceId } from '../shared/auth/device-login';
-import { bodyOf, isRunning, readInstance } from '../shared/auth/device-login-http';
+import { bodyOf, isRunning, loginStatusUrl, readInstance } from '../shared/auth/device-login-http';
 import { appContext } from '../shared/app';
 import { sleep } from '../shared/net/retry';
 
@@ -22,7 +22,7 @@ df.app.client.http('deviceLoginStart', {
       return { status: 400, jsonBody: { error: 'invalid_request', message: 'force must be true or false' } };
     }
     const id = deviceLoginInstanceId(appContext().access().tenant.name);
-    const statusUrl = `${new URL(request.url).origin}/api/manage/device-login/${id}`;
+    const statusUrl = loginStatusUrl(request, id);
     const existing = await readInstance(client, id);
     if (existing && isRunning(existing.runtimeStatus)) {
       if (force !== 'true') {

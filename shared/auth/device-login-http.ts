@@ -1,4 +1,5 @@
-import type { DurableClient } from 'durable-functions';
+import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import QRCode from 'qrcode';
 import type { DeviceLoginView } from './device-login';
 
@@ -32,6 +33,31 @@ export async function readInstance(client: DurableClient, id: string) {
 }
 
 export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
+
+export const LOGIN_ID = /^device-login-[a-z0-9-]{1,80}$/;
+
+/** Our status route for a login (never the durable system URLs). */
+export const loginStatusUrl = (request: HttpRequest, id: string) =>
+  `${new URL(request.url).origin}/api/manage/device-login/${id}`;
+
+/** The `{id}` of a route, checked and looked up: the login, or the 400/404 to answer. */
+export async function findLogin(
+  request: HttpRequest,
+  client: DurableClient,
+): Promise<{ id: string; status: DurableOrchestrationStatus } | { response: HttpResponseInit }> {
+  const id = request.params.id;
+  if (!LOGIN_ID.test(id))
+    return {
+      response: {
+        status: 400,
+        jsonBody: { error: 'invalid_request', message: 'id must look like device-login-<tenant>' },
+      },
+    };
+  const status = await readInstance(client, id);
+  if (!status)
+    return { response: { status: 404, jsonBody: { error: 'not_found', message: `no device login ${id}` } } };
+  return { id, status };
+}
 
 export async function bodyOf(
   status: {
