@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
-import { keycloakAdmin, keycloakInfo, type KeycloakInfo } from './keycloak';
+import { approveOnKeycloak, keycloakAdmin, keycloakInfo, type KeycloakInfo } from './keycloak';
 
 /*
  * The admin device-login orchestration — the real libraries on the local host, durable timers, activities —
@@ -39,15 +39,7 @@ it('POST /api/manage/device-login → approve on Keycloak → authorised, the pe
   expect(started.body.verificationUriComplete).toBe(
     `${kc.url}/realms/${kc.realm}/device?user_code=${started.body.userCode}`,
   );
-  const page = await browser.newPage();
-  await page.goto(started.body.verificationUriComplete);
-  await page.locator('#username').fill('admin');
-  await page.locator('#password').fill('sandbox-admin');
-  await page.locator('#kc-login').click();
-  await page.getByText('Do you grant these access privileges?').waitFor();
-  await page.getByRole('button', { name: 'Yes' }).click();
-  await page.getByText('Device Login Successful').waitFor();
-  await page.close();
+  await approveOnKeycloak(browser, started.body.verificationUriComplete);
 
   const done = await eventually(
     async () => {

@@ -3,7 +3,13 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
-import { KEYCLOAK_VERSION, keycloakAdmin, keycloakInfo, type KeycloakInfo } from './keycloak';
+import {
+  approveOnKeycloak,
+  KEYCLOAK_VERSION,
+  keycloakAdmin,
+  keycloakInfo,
+  type KeycloakInfo,
+} from './keycloak';
 
 /*
  * The same protocol checks against the sandbox and the real Keycloak, side by side. Every difference must be
@@ -188,15 +194,7 @@ describe('fidelity: the sandbox next to Keycloak', () => {
       clientId: kc.clientId,
       clientSecret: kc.clientSecret,
       approve: async (_userCode, link) => {
-        const page = await browser.newPage();
-        await page.goto(link);
-        await page.locator('#username').fill('admin');
-        await page.locator('#password').fill('sandbox-admin');
-        await page.locator('#kc-login').click();
-        await page.getByText('Do you grant these access privileges?').waitFor();
-        await page.getByRole('button', { name: 'Yes' }).click();
-        await page.getByText('Device Login Successful').waitFor();
-        await page.close();
+        await approveOnKeycloak(browser, link);
       },
     };
     const [a, b] = await Promise.all([observe(sandbox), observe(keycloak)]);

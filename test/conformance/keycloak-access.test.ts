@@ -12,7 +12,7 @@ import { CredentialRejected } from '../../shared/errors';
 import { createSecretStore, LocalFileSecretStore } from '../../shared/secrets';
 import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
 import { launchBrowser } from '../helpers/browser';
-import { keycloakAdmin, keycloakInfo, type KeycloakInfo } from './keycloak';
+import { approveOnKeycloak, keycloakAdmin, keycloakInfo, type KeycloakInfo } from './keycloak';
 
 /*
  * The production code paths against the real Keycloak the seed describes. Keycloak runs on real time, so
@@ -94,23 +94,10 @@ describe('device login on Keycloak’s own device page', () => {
     expect(code.userCode).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
     expect(code).toMatchObject({ expiresInSeconds: 600, intervalSeconds: 5 });
 
-    const page = await browser.newPage();
-    await page.goto(code.verificationUriComplete as string);
-    // With user_code in the link Keycloak goes straight to its login form.
-    await page.locator('#username').fill('admin');
-    await page.locator('#password').fill('sandbox-admin');
-    await page.locator('#kc-login').click();
-    // Keycloak asks for consent on device grants (the sandbox's page does the same).
-    await page.getByText('Do you grant these access privileges?').waitFor();
-    await page.getByRole('button', { name: 'Yes' }).click();
-    await page.getByText('Device Login Successful').waitFor();
-    await page.close();
+    await approveOnKeycloak(browser, code.verificationUriComplete as string);
 
-    let tokens;
-    const result = await runDeviceFlow(endpoints, code, {
-      onState: () => undefined,
-    }).then((r) => ((tokens = r.tokens), r));
-    expect(result.state.status).toBe('authorised');
+    const { state, tokens } = await runDeviceFlow(endpoints, code);
+    expect(state.status).toBe('authorised');
     expect(tokens).toBeDefined();
 
     const secretsFile = join(dir, 'delegated.json');
@@ -120,7 +107,7 @@ describe('device login on Keycloak’s own device page', () => {
       secrets,
       new FileSessionMetadataStore(join(dir, 'sessions.json')),
     );
-    const connected = await session.connect(tokens as never);
+    const connected = await session.connect(tokens as NonNullable<typeof tokens>);
     expect(connected).toMatchObject({ username: 'admin', name: 'Ada Admin', state: 'connected' });
     const first = await new LocalFileSecretStore(secretsFile).get(session.secretName);
     await session.refresh();

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import type { Browser } from 'playwright-core';
 
 /** The Keycloak we test against: pinned, fetched from Maven Central, cached in the git-ignored .cache/. */
 export const KEYCLOAK_VERSION = '26.5.6';
@@ -171,4 +172,27 @@ export async function keycloakAdmin(kc: KeycloakInfo) {
       await call('PUT', `/clients/${id}`, { ...rep, enabled });
     },
   };
+}
+
+/**
+ * A person approving a device login on Keycloak's own pages: with `user_code` in the link Keycloak goes straight
+ * to its login form, then asks for consent, then says "Device Login Successful".
+ */
+export async function approveOnKeycloak(
+  browser: Browser,
+  verificationUriComplete: string,
+  person = { username: 'admin', password: 'sandbox-admin' },
+): Promise<void> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(verificationUriComplete);
+    await page.locator('#username').fill(person.username);
+    await page.locator('#password').fill(person.password);
+    await page.locator('#kc-login').click();
+    await page.getByText('Do you grant these access privileges?').waitFor();
+    await page.getByRole('button', { name: 'Yes' }).click();
+    await page.getByText('Device Login Successful').waitFor();
+  } finally {
+    await page.close();
+  }
 }
