@@ -24,7 +24,8 @@ const devLockSchema = z.object({
   settings: z.record(z.enum(DEV_STACK_SETTINGS), z.string()).optional(),
 });
 
-const alive = (pid: number) => {
+/** Whether a process with this id is running (signal 0 only checks). */
+export const pidAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
@@ -39,7 +40,7 @@ export async function runningDevStack(config: AppConfig) {
     const lock = devLockSchema.parse(
       JSON.parse(await readFile(join(dirname(config.localSecretsFile), 'dev.lock'), 'utf8')),
     );
-    return lock.settings && alive(lock.pid) ? { ...lock, settings: lock.settings } : undefined;
+    return lock.settings && pidAlive(lock.pid) ? { ...lock, settings: lock.settings } : undefined;
   } catch {
     return undefined;
   }

@@ -7,20 +7,11 @@ import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
 import { intOption, parse, UsageError } from './args';
 import { startAzurite, type RunningAzurite } from './azurite';
-import { cliConfig, DEV_STACK_SETTINGS } from './context';
+import { cliConfig, DEV_STACK_SETTINGS, pidAlive } from './context';
 
 export const DEV_USAGE = 'dev [--port N] [--json]   (sandbox + Azurite + the functions app)';
 
 const HOST_MAIN = resolve(__dirname, '..', 'devhost', 'main.js');
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** One `dev` per folder: a second one is told where the first is, not given a port clash. */
 async function takeLock(path: string): Promise<() => Promise<void>> {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock';
-import { systemClock } from '../clock';
+import { systemClock, type Clock } from '../clock';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate } from '../graphql/pager';
 import type { StreamDefinition } from '../streams';
