@@ -67,6 +67,9 @@ const shape = (code: string) => code.replace(/[A-Z]/g, 'X').replace(/[0-9]/g, 'N
 const keysOf = (o: Record<string, unknown>, keys: string[]) => keys.filter((k) => k in o).join(', ');
 const errorOf = (r: { status: number; body: Record<string, unknown> }) =>
   `${r.status} ${r.body.error ?? '—'}`;
+// Keycloak answers expires_in as exp − now in whole seconds, so a second boundary crossed between issuing and
+// answering reads 299 for a 300 s lifetime. Lifetimes are compared to the nearest 5 s; a real difference is larger.
+const lifetime = (n: unknown) => (typeof n === 'number' ? Math.round(n / 5) * 5 : String(n));
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 async function observe(s: Server): Promise<Observation> {
@@ -91,7 +94,7 @@ async function observe(s: Server): Promise<Observation> {
     client_secret: s.clientSecret,
   });
   o['client credentials: status, token_type'] = `${cc.status} ${cc.body.token_type}`;
-  o['client credentials: expires_in'] = cc.body.expires_in;
+  o['client credentials: expires_in'] = lifetime(cc.body.expires_in);
   o['client credentials: refresh token'] = 'refresh_token' in cc.body ? 'yes' : 'no';
   o['client credentials: wrong secret'] = errorOf(
     await form(`${s.oidc}/token`, {
@@ -121,7 +124,7 @@ async function observe(s: Server): Promise<Observation> {
     'expires_in',
     'interval',
   ]);
-  o['device authorization: expires_in, interval'] = `${da.body.expires_in}, ${da.body.interval}`;
+  o['device authorization: expires_in, interval'] = `${lifetime(da.body.expires_in)}, ${da.body.interval}`;
   o['device authorization: user_code shape'] = shape(String(da.body.user_code));
   o['device authorization: verification_uri path'] = new URL(
     String(da.body.verification_uri),
@@ -151,7 +154,7 @@ async function observe(s: Server): Promise<Observation> {
   const tok = await poll();
   o['poll: approved'] = `${tok.status} ${tok.body.token_type}`;
   o['device token: expires_in, refresh_expires_in'] =
-    `${tok.body.expires_in}, ${tok.body.refresh_expires_in}`;
+    `${lifetime(tok.body.expires_in)}, ${lifetime(tok.body.refresh_expires_in)}`;
   o['device token: fields'] = keysOf(tok.body, [
     'access_token',
     'refresh_token',
