@@ -1,16 +1,22 @@
 import { dirname, join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { LocalFileSecretStore } from '../shared/secrets';
+import { blobService } from '../shared/state/blob-service';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
-import { sinkFor } from '../shared/sync/sinks';
-import { FileSnapshotStore } from '../shared/sync/state';
+import { sinksFor } from '../shared/sync/sinks';
+import { SYNC_CONCURRENCY } from '../shared/sync/setup';
+import { FileSyncStateStore } from '../shared/sync/state';
 import { parse } from './args';
 import { resolveTenant } from './context';
+import { StreamProgress } from './progress';
 
 export const SYNC_USAGE = 'sync [--streams a,b] [--sink dir:PATH] [--full] [--json]   (one sync run)';
 
-/** `tenant-integrations sync`: one run with the sync's own code; progress on stderr (TTY), summary with --json. */
+/**
+ * `tenant-integrations sync`: one run with the timer's own code (state in `.local/sync-state/`, so it never
+ * consumes the deployed app's changes). Progress bars on a TTY; `--json` prints the summary; exit 1 on failure.
+ */
 export async function syncCommand(args: string[]): Promise<number> {
   const { values } = parse(args, {
     streams: { type: 'string' },
@@ -27,26 +33,38 @@ export async function syncCommand(args: string[]): Promise<number> {
         target.sandbox.clientSecret,
       );
     const select = values.streams ? values.streams.split(',').filter(Boolean) : config.syncStreams;
-    const streams = resolveStreams({ select });
+    const streams = resolveStreams({ file: config.syncStreamsFile, select });
     const local = dirname(config.localSecretsFile);
-    const sink = sinkFor(values.sink ?? `dir:${join(local, 'sync-out')}`);
-    const tty = Boolean(process.stderr.isTTY) && !values.json;
     const access = createAccessLayer(config);
+    const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
+    const sink = sinksFor(values.sink ?? `dir:${join(local, 'sync-out')}`, {
+      blobService: hasStorage ? () => blobService(config) : undefined,
+      webhook: {
+        url: config.downstreamWebhookUrl,
+        secret: () => access.secrets.get(config.downstreamWebhookSecretName),
+      },
+    });
+    const progress =
+      process.stderr.isTTY && !values.json
+        ? new StreamProgress(
+            process.stderr,
+            streams.map((s) => s.name),
+          )
+        : undefined;
+    progress?.draw();
     const result = await syncAll(access.graphql, streams, {
       tenant: config.tenant.name,
-      snapshots: new FileSnapshotStore(join(local, 'sync-state')),
+      state: new FileSyncStateStore(join(local, 'sync-state')),
       sink,
       full: values.full,
-      onPage: tty
-        ? (stream, c) =>
-            process.stderr.write(
-              `\r\x1b[K${stream}: ${c.read} read, ${c.created} created, ${c.updated} updated`,
-            )
-        : undefined,
+      concurrency: SYNC_CONCURRENCY,
+      onPage: progress && ((stream, counts, expected) => progress.update(stream, counts, expected)),
     });
-    if (tty) process.stderr.write('\r\x1b[K');
+    for (const s of result.streams)
+      progress?.update(s.stream, s.counts, 0, s.ok ? '✔' : `✖ ${s.error ?? ''}`);
     const summary = {
       runId: result.runId,
+      resumed: result.resumed,
       ok: result.ok,
       durationMs: result.durationMs,
       sink: sink.description,
@@ -55,11 +73,13 @@ export async function syncCommand(args: string[]): Promise<number> {
       ),
     };
     if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    else
+    else if (!progress)
       for (const s of result.streams)
         process.stderr.write(
           `${s.ok ? '✔' : '✖'} ${s.stream}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
         );
+    if (!result.ok && !values.json)
+      process.stderr.write('The run is incomplete; the next `sync` resumes it from its checkpoint.\n');
     return result.ok ? 0 : 1;
   } finally {
     await target.close();

@@ -1,7 +1,8 @@
 import type { AccessLayer } from './access';
-import { appClock } from './clock';
+import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import { stderrLogger, type Logger } from './log';
+import type { SyncSetup } from './sync/setup';
 
 /**
  * What every function shares, built once per process: configuration read and validated at start-up
@@ -10,7 +11,11 @@ import { stderrLogger, type Logger } from './log';
 export interface App {
   config: AppConfig;
   logger: Logger;
+  /** The host's clock (movable in the local host); what every function reads time from. */
+  clock: Clock;
   access(): AccessLayer;
+  /** Streams, state and sinks of the sync, built on first use. */
+  sync(): SyncSetup;
 }
 
 let app: App | undefined;
@@ -20,16 +25,25 @@ export function appContext(): App {
     // Invalid settings fail here, at start-up, with one message naming every bad setting.
     const config = loadConfig(process.env);
     const logger = stderrLogger();
-    app = {
+    let sync: SyncSetup | undefined;
+    const self: App = {
       config,
       logger,
+      clock: appClock,
       // Loaded on first use: the Azure SDKs and GraphQL client cost a cold start ~200 ms otherwise.
       access: () => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { accessLayer } = require('./access') as typeof import('./access');
         return accessLayer(config, { logger, clock: appClock });
       },
+      sync: () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { syncSetup } = require('./sync/setup') as typeof import('./sync/setup');
+        sync ??= syncSetup(config, self.access(), { clock: appClock });
+        return sync;
+      },
     };
+    app = self;
   }
   return app;
 }

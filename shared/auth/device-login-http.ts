@@ -1,5 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import { isRunning, readInstance } from '../durable';
+export { isRunning, readInstance };
 import QRCode from 'qrcode';
 import type { DeviceLoginView } from './device-login';
 
@@ -20,19 +22,6 @@ export interface DeviceLoginBody {
   updatedAt: string;
   statusUrl: string;
 }
-
-const RUNNING = ['Pending', 'Running', 'ContinuedAsNew'];
-
-export async function readInstance(client: DurableClient, id: string) {
-  try {
-    return await client.getStatus(id);
-  } catch (err) {
-    if (/404/.test((err as Error).message)) return undefined;
-    throw err;
-  }
-}
-
-export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
 
 export const LOGIN_ID = /^device-login-[a-z0-9-]{1,80}$/;
 

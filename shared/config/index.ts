@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors';
 
 export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
+export const DEFAULT_WEBHOOK_SECRET_NAME = 'downstream-webhook-secret';
 export const DEFAULT_SYNC_SCHEDULE = '0 */15 * * * *';
 export const DEFAULT_LOCAL_SECRETS_FILE = '.local/secrets.json';
 
@@ -50,6 +51,13 @@ export const settingsSchema = z
     ),
     SYNC_STREAMS: optional(z.string().regex(/^[\w-]+(,[\w-]+)*$/, 'a comma-separated list of stream names')),
     SYNC_SINKS: optional(z.string().min(1)),
+    SYNC_STREAMS_FILE: optional(z.string().min(1)),
+    DOWNSTREAM_WEBHOOK_URL: optional(serviceUrl),
+    DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(
+      z
+        .string()
+        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
+    ),
     LOCAL_SECRETS_FILE: optional(z.string().min(1)),
   })
   .superRefine((s, ctx) => {
@@ -88,6 +96,10 @@ export interface AppConfig {
   syncSchedule: string;
   syncStreams?: string[];
   syncSinks: string;
+  /** A JSON file of stream definitions that add to or override the defaults. */
+  syncStreamsFile?: string;
+  downstreamWebhookUrl?: string;
+  downstreamWebhookSecretName: string;
   localSecretsFile: string;
 }
 
@@ -129,6 +141,9 @@ export function loadConfig(
     syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
     syncStreams: s.SYNC_STREAMS?.split(','),
     syncSinks: s.SYNC_SINKS ?? 'blob',
+    syncStreamsFile: s.SYNC_STREAMS_FILE && resolve(options.cwd ?? process.cwd(), s.SYNC_STREAMS_FILE),
+    downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
+    downstreamWebhookSecretName: s.DOWNSTREAM_WEBHOOK_SECRET_NAME ?? DEFAULT_WEBHOOK_SECRET_NAME,
     localSecretsFile: resolve(
       options.cwd ?? process.cwd(),
       s.LOCAL_SECRETS_FILE ?? DEFAULT_LOCAL_SECRETS_FILE,

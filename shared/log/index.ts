@@ -21,6 +21,7 @@ export const LOG_FIELDS = [
   'state',
   'count',
   'reason',
+  'runId',
 ] as const;
 export type LogField = (typeof LOG_FIELDS)[number];
 export type LogData = Partial<Record<LogField, string | number | boolean | undefined>>;

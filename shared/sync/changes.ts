@@ -1,7 +1,7 @@
 import { UpstreamError } from '../errors';
 import { getPath } from '../graphql/pager';
 import { changeId, contentHash } from './fingerprint';
-import { Snapshot, SnapshotWriter } from './snapshot';
+import { forEachEntry, Snapshot, SnapshotWriter } from './snapshot';
 
 const TOMBSTONE = Buffer.from('deleted\0');
 
@@ -40,6 +40,11 @@ export class ChangeDetector {
     private readonly idPath: string,
   ) {
     this.previous = new Snapshot(previous);
+  }
+
+  /** How many records the last complete pass saw: what a progress bar can aim at. */
+  get expected(): number {
+    return this.previous.count;
   }
 
   /** The changes in one page of records (unchanged ones produce nothing). */
@@ -87,6 +92,22 @@ export class ChangeDetector {
       } else this.counts.unchanged++;
     }
     return out;
+  }
+
+  /** The entries the last pages added to the next snapshot (what a page's checkpoint keeps). */
+  takePageEntries(): Buffer {
+    return this.next.takeRecent();
+  }
+
+  /** Carries on from a checkpoint: the entries already seen in this pass, and the counts so far. */
+  restore(entries: Buffer, counts: StreamCounts): void {
+    forEachEntry(entries, (id, hash) => {
+      const i = this.previous.find(id);
+      if (i >= 0) this.previous.mark(i);
+      this.next.add(id, hash);
+    });
+    this.next.takeRecent();
+    Object.assign(this.counts, counts);
   }
 
   /** After the last page: the deletions, and the snapshot to store for the next run. */

@@ -1,79 +1,227 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
+import { IntegrationError } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { paginate } from '../graphql/pager';
+import { paginate, type Page } from '../graphql/pager';
+import { silentLogger, type Logger } from '../log';
 import type { StreamDefinition } from '../streams';
 import { ChangeDetector, type StreamCounts } from './changes';
-import type { ChangeSink } from './sinks';
-import type { SnapshotStore } from './state';
+import { decodeCheckpoint, encodeRecord, snapshotDigest } from './checkpoint';
+import { prefetch } from './prefetch';
+import type { ChangeSink, RunManifest } from './sinks';
+import type { RunRecord, SyncStateStore } from './state';
 
-export interface SyncOptions {
+export interface SyncContext {
   tenant: string;
-  snapshots: SnapshotStore;
+  state: SyncStateStore;
   sink: ChangeSink;
-  /** Ignore the stored state: every record is delivered as created, and the state is rewritten. */
-  full?: boolean;
-  runId?: string;
   clock?: Clock;
+  logger?: Logger;
   abortSignal?: AbortSignal;
-  onPage?: (stream: string, counts: StreamCounts) => void;
+  /** After each page; `expected` is the record count of the last complete pass (0: unknown). */
+  onPage?: (stream: string, counts: StreamCounts, expected: number) => void;
 }
 
 export interface StreamResult {
   stream: string;
   ok: boolean;
+  /** False when the slice ended at its deadline with pages left: call again to carry on. */
+  done: boolean;
   counts: StreamCounts;
   error?: string;
+  errorCode?: string;
+}
+
+const describe = (err: unknown) =>
+  err instanceof IntegrationError
+    ? { error: err.message, errorCode: err.code }
+    : { error: (err as Error).message ?? String(err), errorCode: 'ERROR' };
+
+/**
+ * The run to work on: the unfinished one if there is one (it resumes under its own id), else a new one.
+ * `full` starts a new run that ignores every snapshot.
+ */
+export async function beginRun(
+  ctx: SyncContext,
+  options: { full?: boolean; runId?: string } = {},
+): Promise<RunRecord & { resumed: boolean }> {
+  const existing = options.full ? undefined : await ctx.state.readRun(ctx.tenant);
+  if (existing) return { ...existing, resumed: true };
+  const startedAt = new Date((ctx.clock ?? systemClock).now()).toISOString();
+  const run: RunRecord = {
+    runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
+    startedAt,
+    full: Boolean(options.full),
+  };
+  await ctx.state.writeRun(ctx.tenant, run);
+  return { ...run, resumed: false };
 }
 
 /**
- * One pass over one stream: page by page, each page's changes written to the sink before the next is
- * asked for; at the end, deletions, then the new snapshot. Any failure leaves the stored snapshot as it was.
+ * One stream's pass, or a slice of it until `deadlineMs`: page by page (the next page is fetched while this
+ * one is written), each page's changes written to the sink and then checkpointed, so a pass that dies
+ * resumes after its last delivered page. Deletions only at the end of a complete pass. Any failure leaves
+ * the stored snapshot as it was.
  */
 export async function syncStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
-  runId: string,
-  options: SyncOptions,
+  run: RunRecord,
+  ctx: SyncContext,
+  options: { deadlineMs?: number } = {},
 ): Promise<StreamResult> {
-  const previous = options.full ? undefined : await options.snapshots.get(options.tenant, stream.name);
-  const detector = new ChangeDetector(stream.name, previous, stream.idPath);
+  const { tenant, state, sink } = ctx;
+  const clock = ctx.clock ?? systemClock;
+  const logger = ctx.logger ?? silentLogger;
+  const name = stream.name;
+  let detector: ChangeDetector | undefined;
   try {
-    for await (const page of paginate(graphql, stream.document, stream.paths, {
-      pageSize: stream.pageSize,
-      abortSignal: options.abortSignal,
-    })) {
-      await options.sink.write(runId, stream.name, detector.page(page.records));
-      options.onPage?.(stream.name, detector.counts);
+    const stored = await state.readSnapshot(tenant, name);
+    const digest = snapshotDigest(stored);
+    const log = await state.readCheckpoint(tenant, name);
+    let cp = log && decodeCheckpoint(log);
+    if (cp && cp.runId !== run.runId) cp = undefined; // an older run's leftovers: this pass starts afresh
+    if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts };
+    if (cp?.sealing && cp.previousDigest !== digest) {
+      // Died after storing the new snapshot: only the sink's seal and the done mark are left.
+      await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, cp.sealing.counts);
+      await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: cp.sealing.counts }));
+      return { stream: name, ok: true, done: true, counts: cp.sealing.counts };
     }
-    const { deletions, snapshot } = detector.finish();
-    await options.sink.write(runId, stream.name, deletions);
-    await options.snapshots.put(options.tenant, stream.name, snapshot);
-    return { stream: stream.name, ok: true, counts: detector.counts };
+    const full = cp?.full ?? run.full;
+    const d = new ChangeDetector(name, full ? undefined : stored, stream.idPath);
+    detector = d;
+    let page = 0;
+    let cursor: string | null = null;
+    let listingDone = false;
+    const changedPages: number[] = [];
+    if (cp) {
+      d.restore(cp.entries, cp.counts);
+      ({ page, cursor, listingDone } = cp);
+      changedPages.push(...cp.changedPages);
+      logger.log('info', 'sync stream resumed from checkpoint', { stream: name, pages: page });
+    } else {
+      await state.appendCheckpoint(
+        tenant,
+        name,
+        encodeRecord({ kind: 'start', runId: run.runId, previousDigest: digest, full }),
+        { create: true },
+      );
+    }
+    if (!listingDone) {
+      const pages: AsyncIterable<Page> = prefetch(
+        paginate(graphql, stream.document, stream.paths, {
+          pageSize: stream.pageSize,
+          startCursor: cursor,
+          abortSignal: ctx.abortSignal,
+        }),
+      );
+      for await (const p of pages) {
+        page++;
+        const changes = d.page(p.records);
+        if (changes.length) {
+          await sink.write(
+            { tenant, runId: run.runId, stream: name, page, changes },
+            { abortSignal: ctx.abortSignal },
+          );
+          changedPages.push(page);
+        }
+        const record = {
+          kind: 'page' as const,
+          page,
+          cursor: p.endCursor,
+          last: !p.hasNextPage,
+          changed: changes.length > 0,
+          counts: { ...d.counts },
+        };
+        await state.appendCheckpoint(tenant, name, encodeRecord(record, d.takePageEntries()));
+        ctx.onPage?.(name, d.counts, d.expected);
+        if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs)
+          return { stream: name, ok: true, done: false, counts: { ...d.counts } };
+      }
+    }
+    const { deletions, snapshot } = d.finish();
+    if (deletions.length) {
+      // The page after the last listed one: the same number on every retry, so the sink replaces it.
+      await sink.write(
+        { tenant, runId: run.runId, stream: name, page: page + 1, changes: deletions },
+        { abortSignal: ctx.abortSignal },
+      );
+      changedPages.push(page + 1);
+    }
+    await state.appendCheckpoint(
+      tenant,
+      name,
+      encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
+    );
+    await sink.endStream(tenant, run.runId, name, changedPages, d.counts);
+    await state.writeSnapshot(tenant, name, snapshot);
+    await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
+    return { stream: name, ok: true, done: true, counts: { ...d.counts } };
   } catch (err) {
-    return { stream: stream.name, ok: false, counts: detector.counts, error: (err as Error).message };
+    const counts = detector
+      ? { ...detector.counts }
+      : { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 };
+    const failure = describe(err);
+    logger.log('warn', 'sync stream failed', { stream: name, code: failure.errorCode });
+    return { stream: name, ok: false, done: false, counts, ...failure };
   }
 }
 
-/** A whole run: streams in parallel, at most `concurrency` at once; the manifest records every stream. */
+/**
+ * Ends a run: the manifest to the sinks; when every stream completed, the checkpoints and the run record are
+ * cleared so the next run starts fresh. Otherwise they stay, and the next run resumes this one.
+ */
+export async function finishRun(
+  ctx: SyncContext,
+  run: RunRecord,
+  results: StreamResult[],
+): Promise<RunManifest> {
+  const manifest: RunManifest = {
+    tenant: ctx.tenant,
+    runId: run.runId,
+    startedAt: run.startedAt,
+    finishedAt: new Date((ctx.clock ?? systemClock).now()).toISOString(),
+    ok: results.every((r) => r.ok && r.done),
+    streams: Object.fromEntries(
+      results.map((r) => [
+        r.stream,
+        { ok: r.ok && r.done, counts: r.counts, ...(r.error ? { error: r.error } : {}) },
+      ]),
+    ),
+  };
+  await ctx.sink.finish(manifest);
+  if (manifest.ok) {
+    for (const r of results) await ctx.state.clearCheckpoint(ctx.tenant, r.stream);
+    await ctx.state.writeRun(ctx.tenant, undefined);
+  }
+  return manifest;
+}
+
+/** A whole run in one process (the CLI): streams in parallel, at most `concurrency` at once. */
 export async function syncAll(
   graphql: TenantGraphqlClient,
   streams: StreamDefinition[],
-  options: SyncOptions & { concurrency?: number },
-): Promise<{ runId: string; ok: boolean; durationMs: number; streams: StreamResult[] }> {
-  const clock = options.clock ?? systemClock;
+  ctx: SyncContext & { full?: boolean; concurrency?: number },
+): Promise<{ runId: string; resumed: boolean; ok: boolean; durationMs: number; streams: StreamResult[] }> {
+  const clock = ctx.clock ?? systemClock;
   const started = clock.now();
-  const runId =
-    options.runId ?? `${new Date(started).toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
+  const run = await beginRun(ctx, { full: ctx.full });
   const results: StreamResult[] = new Array(streams.length);
   let next = 0;
   const worker = async () => {
     while (next < streams.length) {
       const i = next++;
-      results[i] = await syncStream(graphql, streams[i], runId, options);
+      results[i] = await syncStream(graphql, streams[i], run, ctx);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 3, streams.length) }, worker));
-  await options.sink.finish(runId, Object.fromEntries(results.map((r) => [r.stream, r.counts])));
-  return { runId, ok: results.every((r) => r.ok), durationMs: clock.now() - started, streams: results };
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? 3, streams.length) }, worker));
+  const manifest = await finishRun(ctx, run, results);
+  return {
+    runId: run.runId,
+    resumed: run.resumed,
+    ok: manifest.ok,
+    durationMs: clock.now() - started,
+    streams: results,
+  };
 }

@@ -1,41 +1,306 @@
-import { mkdir, appendFile, writeFile } from 'node:fs/promises';
+import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../errors';
+import { gzipSync } from 'node:zlib';
+import { Webhook } from 'standardwebhooks';
+import { systemClock, type Clock } from '../clock';
+import { ConfigError, UpstreamError } from '../errors';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  isTransientStatus,
+  retryAfterMs,
+  sleep,
+  withTimeout,
+  type RetryPolicy,
+} from '../net/retry';
+import { lazyContainer } from '../state/blob-service';
 import type { Change, StreamCounts } from './changes';
 
-/** Where changes go. A write that throws fails the page; the run's state is not advanced past it. */
-export interface ChangeSink {
-  readonly description: string;
-  write(runId: string, stream: string, changes: Change[]): Promise<void>;
-  finish(runId: string, summary: Record<string, StreamCounts>): Promise<void>;
+/** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
+export interface ChangeBatch {
+  tenant: string;
+  runId: string;
+  stream: string;
+  page: number;
+  changes: Change[];
 }
 
-/** `dir:PATH`: NDJSON per run and stream, and a manifest with the counts — for the CLI and for looking. */
+export interface RunManifest {
+  tenant: string;
+  runId: string;
+  startedAt: string;
+  finishedAt: string;
+  ok: boolean;
+  streams: Record<string, { ok: boolean; counts: StreamCounts; error?: string }>;
+}
+
+/**
+ * Where changes go. Every call is idempotent, because a run resumed from its checkpoint repeats the page
+ * that was in flight. A write that throws fails the page; the checkpoint is not advanced past it.
+ */
+export interface ChangeSink {
+  readonly description: string;
+  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<void>;
+  /** The stream's pass is complete: `changedPages` are the pages that had changes, in order. */
+  endStream(
+    tenant: string,
+    runId: string,
+    stream: string,
+    changedPages: number[],
+    counts: StreamCounts,
+  ): Promise<void>;
+  finish(manifest: RunManifest): Promise<void>;
+}
+
+const ndjson = (changes: Change[]) => changes.map((c) => `${JSON.stringify(c)}\n`).join('');
+const pageName = (page: number) => String(page).padStart(8, '0');
+
+/** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
 export class DirectorySink implements ChangeSink {
   readonly description: string;
   constructor(readonly dir: string) {
     this.description = `folder ${dir}`;
   }
 
-  async write(runId: string, stream: string, changes: Change[]): Promise<void> {
-    if (!changes.length) return;
-    const folder = join(this.dir, runId);
-    await mkdir(folder, { recursive: true });
-    await appendFile(join(folder, `${stream}.ndjson`), changes.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  private parts(runId: string, stream: string) {
+    return join(this.dir, runId, `${stream}.parts`);
   }
 
-  async finish(runId: string, summary: Record<string, StreamCounts>): Promise<void> {
-    const folder = join(this.dir, runId);
-    await mkdir(folder, { recursive: true });
+  async write(batch: ChangeBatch): Promise<void> {
+    const parts = this.parts(batch.runId, batch.stream);
+    await mkdir(parts, { recursive: true });
+    await writeFile(join(parts, `${pageName(batch.page)}.ndjson`), ndjson(batch.changes));
+  }
+
+  async endStream(_tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+    const parts = this.parts(runId, stream);
+    const text: string[] = [];
+    for (const page of changedPages)
+      text.push(await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8'));
+    await mkdir(join(this.dir, runId), { recursive: true });
+    await writeFile(join(this.dir, runId, `${stream}.ndjson`), text.join(''));
+    await rm(parts, { recursive: true, force: true });
+  }
+
+  async finish(manifest: RunManifest): Promise<void> {
+    await mkdir(join(this.dir, manifest.runId), { recursive: true });
     await writeFile(
-      join(folder, 'manifest.json'),
-      `${JSON.stringify({ runId, streams: summary }, null, 2)}\n`,
+      join(this.dir, manifest.runId, 'manifest.json'),
+      `${JSON.stringify(manifest, null, 2)}\n`,
     );
   }
 }
 
-/** Parses one SYNC_SINKS entry (`dir:PATH` so far; `blob` and `webhook` come with the timer-driven sync). */
-export function sinkFor(spec: string, cwd = process.cwd()): ChangeSink {
-  if (spec.startsWith('dir:') && spec.length > 4) return new DirectorySink(resolve(cwd, spec.slice(4)));
-  throw new ConfigError([`sink "${spec}": use dir:PATH (blob and webhook sinks are not built yet)`]);
+export const SYNC_CONTAINER = 'sync-changes';
+
+/**
+ * `blob`: container `sync-changes`, `{tenant}/{runId}/{stream}.ndjson.gz` and `{tenant}/{runId}/manifest.json`.
+ * Each page is a staged block (a gzip member) named after its page number, so a repeated page replaces
+ * itself; the stream's file is committed when its pass completes.
+ */
+export class BlobSink implements ChangeSink {
+  readonly description = `blob container ${SYNC_CONTAINER}`;
+  private readonly container: () => Promise<ContainerClient>;
+
+  constructor(service: BlobServiceClient) {
+    this.container = lazyContainer(service, SYNC_CONTAINER);
+  }
+
+  private blob(tenant: string, runId: string, leaf: string) {
+    return this.container().then((c) =>
+      c.getBlockBlobClient(`${encodeURIComponent(tenant)}/${runId}/${leaf}`),
+    );
+  }
+
+  private static blockId(page: number) {
+    return Buffer.from(`page-${pageName(page)}`).toString('base64');
+  }
+
+  async write(batch: ChangeBatch, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    const blob = await this.blob(batch.tenant, batch.runId, `${batch.stream}.ndjson.gz`);
+    const body = gzipSync(ndjson(batch.changes));
+    await blob.stageBlock(BlobSink.blockId(batch.page), body, body.length, {
+      abortSignal: options.abortSignal,
+    });
+  }
+
+  async endStream(tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+    const blob = await this.blob(tenant, runId, `${stream}.ndjson.gz`);
+    const blobHTTPHeaders = { blobContentType: 'application/gzip' };
+    if (changedPages.length)
+      await blob.commitBlockList(changedPages.map(BlobSink.blockId), { blobHTTPHeaders });
+    else {
+      const empty = gzipSync('');
+      await blob.upload(empty, empty.length, { blobHTTPHeaders });
+    }
+  }
+
+  async finish(manifest: RunManifest): Promise<void> {
+    const blob = await this.blob(manifest.tenant, manifest.runId, 'manifest.json');
+    const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    await blob.upload(text, Buffer.byteLength(text), {
+      blobHTTPHeaders: { blobContentType: 'application/json' },
+    });
+  }
+}
+
+export interface WebhookSinkOptions {
+  /** The Standard Webhooks secret (`whsec_…`), read from the secret store when first needed. */
+  secret: () => Promise<string>;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  retry?: RetryPolicy;
+  timeoutMs?: number;
+}
+
+/**
+ * `webhook`: each page's changes POSTed to DOWNSTREAM_WEBHOOK_URL, signed the Standard Webhooks way. The
+ * message id is derived from (run, stream, page), so it is the same on every retry and after a resume:
+ * receivers de-duplicate on `webhook-id` (and on each change's `changeId`).
+ */
+export class WebhookSink implements ChangeSink {
+  readonly description: string;
+  private readonly clock: Clock;
+  private signer?: Promise<Webhook>;
+
+  constructor(
+    readonly url: string,
+    private readonly options: WebhookSinkOptions,
+  ) {
+    this.description = `webhook ${new URL(url).origin}`;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  write(batch: ChangeBatch, options: { abortSignal?: AbortSignal } = {}) {
+    const { tenant, runId, stream, page, changes } = batch;
+    return this.send(
+      `${runId}/${stream}/${page}`,
+      'sync.changes',
+      { tenant, runId, stream, page, changes },
+      options,
+    );
+  }
+
+  endStream(tenant: string, runId: string, stream: string, changedPages: number[], counts: StreamCounts) {
+    return this.send(`${runId}/${stream}/end`, 'sync.stream.completed', {
+      tenant,
+      runId,
+      stream,
+      pages: changedPages.length,
+      counts,
+    });
+  }
+
+  finish(manifest: RunManifest) {
+    return this.send(`${manifest.runId}/manifest`, 'sync.run.completed', manifest);
+  }
+
+  private async send(key: string, type: string, data: unknown, options: { abortSignal?: AbortSignal } = {}) {
+    this.signer ??= this.options
+      .secret()
+      .then((s) => new Webhook(s))
+      .catch((err: unknown) => {
+        this.signer = undefined;
+        throw err;
+      });
+    const signer = await this.signer;
+    const id = `msg_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+    const policy = this.options.retry ?? DEFAULT_RETRY;
+    const doFetch = this.options.fetch ?? fetch;
+    for (let attempt = 1; ; attempt++) {
+      const now = new Date(this.clock.now());
+      const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
+      let status: number | undefined;
+      let retryAfter: string | null = null;
+      let cause: unknown;
+      try {
+        const res = await doFetch(this.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+            'webhook-signature': signer.sign(id, now, body),
+          },
+          body,
+          signal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
+          redirect: 'manual',
+        });
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.status >= 200 && res.status < 300) return;
+        status = res.status;
+        retryAfter = res.headers.get('retry-after');
+      } catch (err) {
+        if (options.abortSignal?.aborted) throw err;
+        cause = err;
+      }
+      const transient = status === undefined || isTransientStatus(status);
+      if (!transient || attempt >= policy.maxAttempts) {
+        throw new UpstreamError(
+          transient ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_REJECTED',
+          this.description,
+          status === undefined
+            ? `not reachable after ${attempt} attempts; the page will be sent again from the checkpoint on the next run`
+            : transient
+              ? `answered ${status} ${attempt} times; the page will be sent again from the checkpoint on the next run`
+              : `refused the batch with ${status}; check the receiver's secret and URL (DOWNSTREAM_WEBHOOK_URL)`,
+          { cause, upstreamStatus: status },
+        );
+      }
+      await sleep(
+        retryAfterMs(retryAfter, this.clock.now(), policy.maxDelayMs) ?? backoffMs(attempt, policy),
+        options.abortSignal,
+      );
+    }
+  }
+}
+
+/** Several sinks as one: a page counts as written when every sink has it. */
+export class MultiSink implements ChangeSink {
+  readonly description: string;
+  constructor(readonly sinks: ChangeSink[]) {
+    this.description = sinks.map((s) => s.description).join(' + ');
+  }
+  async write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }) {
+    await Promise.all(this.sinks.map((s) => s.write(batch, options)));
+  }
+  async endStream(...args: Parameters<ChangeSink['endStream']>) {
+    await Promise.all(this.sinks.map((s) => s.endStream(...args)));
+  }
+  async finish(manifest: RunManifest) {
+    await Promise.all(this.sinks.map((s) => s.finish(manifest)));
+  }
+}
+
+export interface SinkDeps {
+  cwd?: string;
+  blobService?: () => BlobServiceClient;
+  webhook?: { url?: string; secret: () => Promise<string>; clock?: Clock };
+}
+
+/** Parses SYNC_SINKS (or --sink): a comma-separated list of `blob`, `webhook` and `dir:PATH`. */
+export function sinksFor(spec: string, deps: SinkDeps = {}): ChangeSink {
+  const problems: string[] = [];
+  const sinks: ChangeSink[] = [];
+  for (const entry of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (entry.startsWith('dir:') && entry.length > 4)
+      sinks.push(new DirectorySink(resolve(deps.cwd ?? process.cwd(), entry.slice(4))));
+    else if (entry === 'blob' && deps.blobService) sinks.push(new BlobSink(deps.blobService()));
+    else if (entry === 'webhook' && deps.webhook?.url)
+      sinks.push(
+        new WebhookSink(deps.webhook.url, { secret: deps.webhook.secret, clock: deps.webhook.clock }),
+      );
+    else if (entry === 'webhook') problems.push('SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL');
+    else if (entry === 'blob') problems.push('SYNC_SINKS: the blob sink needs storage (AzureWebJobsStorage)');
+    else problems.push(`SYNC_SINKS: unknown sink "${entry}"; use blob, webhook or dir:PATH, comma-separated`);
+  }
+  if (!sinks.length && !problems.length)
+    problems.push('SYNC_SINKS: no sink given; use blob, webhook or dir:PATH');
+  if (problems.length) throw new ConfigError(problems);
+  return sinks.length === 1 ? sinks[0] : new MultiSink(sinks);
 }

@@ -75,6 +75,8 @@ export class SnapshotWriter {
   private readonly chunks: Buffer[] = [];
   private chunk = Buffer.allocUnsafe(64 * 1024);
   private used = 0;
+  private recentChunk = 0;
+  private recentOffset = 0;
   count = 0;
 
   add(id: Buffer, hash: Buffer): void {
@@ -91,8 +93,34 @@ export class SnapshotWriter {
     this.count++;
   }
 
+  /** The bytes added since the last call: one page's entries, for its checkpoint. */
+  takeRecent(): Buffer {
+    const parts =
+      this.recentChunk === this.chunks.length
+        ? [this.chunk.subarray(this.recentOffset, this.used)]
+        : [
+            this.chunks[this.recentChunk].subarray(this.recentOffset),
+            ...this.chunks.slice(this.recentChunk + 1),
+            this.chunk.subarray(0, this.used),
+          ];
+    this.recentChunk = this.chunks.length;
+    this.recentOffset = this.used;
+    return Buffer.concat(parts);
+  }
+
   toBuffer(): Buffer {
     return Buffer.concat([...this.chunks, this.chunk.subarray(0, this.used)]);
+  }
+}
+
+/** Calls `visit` for each [id, hash] entry of a buffer in the snapshot format. */
+export function forEachEntry(bytes: Buffer, visit: (id: Buffer, hash: Buffer) => void): void {
+  for (let at = 0; at < bytes.length;) {
+    const len = bytes.readUInt16BE(at);
+    const end = at + 2 + len + CONTENT_HASH_BYTES;
+    if (end > bytes.length) throw new Error('snapshot is truncated');
+    visit(bytes.subarray(at + 2, at + 2 + len), bytes.subarray(at + 2 + len, end));
+    at = end;
   }
 }
 

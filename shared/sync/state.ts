@@ -1,35 +1,186 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { lazyContainer } from '../state/blob-service';
 
-/** Where each stream's snapshot lives between runs: one object per stream (gzip). */
-export interface SnapshotStore {
-  get(tenant: string, stream: string): Promise<Buffer | undefined>;
-  put(tenant: string, stream: string, snapshot: Buffer): Promise<void>;
+/** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
+export const runRecordSchema = z.object({
+  runId: z.string().min(1),
+  startedAt: z.string(),
+  full: z.boolean(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/**
+ * Where the sync keeps its state between runs, per tenant: each stream's snapshot (one object), each stream's
+ * checkpoint log (appended once per page) and the run record. One round trip per page, never per record.
+ */
+export interface SyncStateStore {
+  readonly description: string;
+  readSnapshot(tenant: string, stream: string): Promise<Buffer | undefined>;
+  writeSnapshot(tenant: string, stream: string, snapshot: Buffer): Promise<void>;
+  readCheckpoint(tenant: string, stream: string): Promise<Buffer | undefined>;
+  /** `create` starts a new log, replacing any older one. */
+  appendCheckpoint(
+    tenant: string,
+    stream: string,
+    record: Buffer,
+    options?: { create?: boolean },
+  ): Promise<void>;
+  clearCheckpoint(tenant: string, stream: string): Promise<void>;
+  readRun(tenant: string): Promise<RunRecord | undefined>;
+  writeRun(tenant: string, run: RunRecord | undefined): Promise<void>;
 }
 
-/** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
-export class FileSnapshotStore implements SnapshotStore {
-  constructor(readonly dir: string) {}
+const parseRun = (text: string): RunRecord | undefined => {
+  try {
+    return runRecordSchema.parse(JSON.parse(text));
+  } catch {
+    return undefined; // unreadable: start a new run rather than fail every run from now on
+  }
+};
 
-  private path(tenant: string, stream: string) {
-    return join(this.dir, encodeURIComponent(tenant), `${encodeURIComponent(stream)}.snapshot.gz`);
+const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
+export class FileSyncStateStore implements SyncStateStore {
+  readonly description: string;
+  constructor(readonly dir: string) {
+    this.description = `folder ${dir}`;
   }
 
-  async get(tenant: string, stream: string): Promise<Buffer | undefined> {
+  private path(tenant: string, name: string) {
+    return join(this.dir, encodeURIComponent(tenant), name);
+  }
+
+  private async read(path: string): Promise<Buffer | undefined> {
     try {
-      return gunzipSync(await readFile(this.path(tenant, stream)));
+      return await readFile(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (enoent(err)) return undefined;
       throw err;
     }
   }
 
-  async put(tenant: string, stream: string, snapshot: Buffer): Promise<void> {
-    const path = this.path(tenant, stream);
+  private async replace(path: string, bytes: Buffer | string): Promise<void> {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    // Write then rename: a run killed while writing leaves the previous snapshot whole.
-    await writeFile(`${path}.tmp`, gzipSync(snapshot), { mode: 0o600 });
+    // Write then rename: a process killed while writing leaves the previous file whole.
+    await writeFile(`${path}.tmp`, bytes, { mode: 0o600 });
     await rename(`${path}.tmp`, path);
+  }
+
+  async readSnapshot(tenant: string, stream: string) {
+    const gz = await this.read(this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`));
+    return gz && gunzipSync(gz);
+  }
+
+  writeSnapshot(tenant: string, stream: string, snapshot: Buffer) {
+    return this.replace(this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`), gzipSync(snapshot));
+  }
+
+  readCheckpoint(tenant: string, stream: string) {
+    return this.read(this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`));
+  }
+
+  async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
+    const path = this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`);
+    if (options.create) return this.replace(path, record);
+    await appendFile(path, record);
+  }
+
+  clearCheckpoint(tenant: string, stream: string) {
+    return rm(this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`), { force: true });
+  }
+
+  async readRun(tenant: string) {
+    const bytes = await this.read(this.path(tenant, 'run.json'));
+    return bytes && parseRun(bytes.toString('utf8'));
+  }
+
+  async writeRun(tenant: string, run: RunRecord | undefined) {
+    const path = this.path(tenant, 'run.json');
+    if (run) await this.replace(path, JSON.stringify(run));
+    else await rm(path, { force: true });
+  }
+}
+
+const APPEND_BLOCK_MAX = 4 * 1024 * 1024;
+
+/**
+ * Azure Storage (Azurite locally), container `sync-state`: `{tenant}/{stream}.snapshot.gz` (block blob, one
+ * upload per run), `{tenant}/{stream}.checkpoint` (append blob, one append per page), `{tenant}/run.json`.
+ */
+export class BlobSyncStateStore implements SyncStateStore {
+  readonly description = 'blob container sync-state';
+  private readonly container: () => Promise<ContainerClient>;
+
+  constructor(service: BlobServiceClient) {
+    this.container = lazyContainer(service, 'sync-state');
+  }
+
+  private name(tenant: string, leaf: string) {
+    return `${encodeURIComponent(tenant)}/${leaf}`;
+  }
+
+  private async download(name: string): Promise<Buffer | undefined> {
+    try {
+      return await (await this.container()).getBlobClient(name).downloadToBuffer();
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async readSnapshot(tenant: string, stream: string) {
+    const gz = await this.download(this.name(tenant, `${encodeURIComponent(stream)}.snapshot.gz`));
+    return gz && gunzipSync(gz);
+  }
+
+  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer) {
+    const blob = (await this.container()).getBlockBlobClient(
+      this.name(tenant, `${encodeURIComponent(stream)}.snapshot.gz`),
+    );
+    await blob.uploadData(gzipSync(snapshot), { blobHTTPHeaders: { blobContentType: 'application/gzip' } });
+  }
+
+  readCheckpoint(tenant: string, stream: string) {
+    return this.download(this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`));
+  }
+
+  async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
+    const blob = (await this.container()).getAppendBlobClient(
+      this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`),
+    );
+    if (options.create) await blob.create();
+    // A torn record (a split append interrupted) is ignored when the log is read.
+    for (let at = 0; at < record.length; at += APPEND_BLOCK_MAX) {
+      const part = record.subarray(at, at + APPEND_BLOCK_MAX);
+      await blob.appendBlock(part, part.length);
+    }
+  }
+
+  async clearCheckpoint(tenant: string, stream: string) {
+    await (
+      await this.container()
+    )
+      .getBlobClient(this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`))
+      .deleteIfExists();
+  }
+
+  async readRun(tenant: string) {
+    const bytes = await this.download(this.name(tenant, 'run.json'));
+    return bytes && parseRun(bytes.toString('utf8'));
+  }
+
+  async writeRun(tenant: string, run: RunRecord | undefined) {
+    const blob = (await this.container()).getBlockBlobClient(this.name(tenant, 'run.json'));
+    if (!run) {
+      await blob.deleteIfExists();
+      return;
+    }
+    const text = JSON.stringify(run);
+    await blob.upload(text, Buffer.byteLength(text));
   }
 }

@@ -33,6 +33,7 @@ const access = () =>
     clientSecretName: 'tenant-client-secret',
     syncSchedule: '0 */15 * * * *',
     syncSinks: 'blob',
+    downstreamWebhookSecretName: 'downstream-webhook-secret',
     localSecretsFile: join(dir, 'secrets.json'),
   });
 

@@ -6,7 +6,7 @@ import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink, type ChangeSink } from '../../shared/sync/sinks';
-import { FileSnapshotStore } from '../../shared/sync/state';
+import { FileSyncStateStore } from '../../shared/sync/state';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
@@ -42,7 +42,7 @@ describe('sync run against the sandbox', () => {
     const a = await accessFixture(sb);
     const options = {
       tenant: sb.tenant,
-      snapshots: new FileSnapshotStore(join(dir, 'state')),
+      state: new FileSyncStateStore(join(dir, 'state')),
       sink: new DirectorySink(join(dir, 'out')),
     };
     const streams = resolveStreams();
@@ -52,7 +52,7 @@ describe('sync run against the sandbox', () => {
       expect(s.counts).toEqual({ read: 120, created: 120, updated: 0, deleted: 0, unchanged: 0 });
     expect((await delivered(first.runId, 'kpis')).map((c) => c.kind)).toEqual(Array(120).fill('created'));
     const manifest = JSON.parse(await readFile(join(dir, 'out', first.runId, 'manifest.json'), 'utf8'));
-    expect(manifest.streams.users.created).toBe(120);
+    expect(manifest.streams.users).toMatchObject({ ok: true, counts: { created: 120 } });
 
     const mutated = (
       await sb.hook('data/mutate', { collection: 'controls', creates: 3, updates: 2, deletes: 1 })
@@ -89,33 +89,36 @@ describe('sync run against the sandbox', () => {
     await a.cleanup();
   });
 
-  it('a sink failure mid-stream fails that stream, deletes nothing and keeps the state; the retry delivers the same change ids', async () => {
+  it('a sink failure mid-stream fails that stream and deletes nothing; the next run resumes after the last delivered page', async () => {
     const a = await accessFixture(sb);
-    const snapshots = new FileSnapshotStore(join(dir, 'state'));
+    const state = new FileSyncStateStore(join(dir, 'state'));
     const [controls] = resolveStreams({ select: ['controls'] });
     await syncAll(a.graphql, [controls], {
       tenant: sb.tenant,
-      snapshots,
+      state,
       sink: new DirectorySink(join(dir, 'base')),
     });
     await sb.hook('data/mutate', { collection: 'controls', creates: 0, updates: 100, deletes: 5 });
     const seen: Change[] = [];
+    const out = new DirectorySink(join(dir, 'out'));
     let writes = 0;
     const flaky: ChangeSink = {
       description: 'flaky',
-      write: async (_run, _stream, changes) => {
+      write: async (batch) => {
         if (++writes === 2) throw new Error('downstream unavailable');
-        seen.push(...changes);
+        seen.push(...batch.changes);
+        await out.write(batch);
       },
-      finish: async () => undefined,
+      endStream: (...args) => out.endStream(...args),
+      finish: (manifest) => out.finish(manifest),
     };
-    const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, snapshots, sink: flaky });
+    const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state, sink: flaky });
     expect(failed.ok).toBe(false);
     expect(failed.streams[0].error).toContain('downstream unavailable');
     expect(seen.some((c) => c.kind === 'deleted')).toBe(false);
     const retry = await syncAll(a.graphql, [controls], {
       tenant: sb.tenant,
-      snapshots,
+      state,
       sink: new DirectorySink(join(dir, 'out')),
     });
     expect(retry.streams[0].counts).toEqual({
@@ -125,8 +128,13 @@ describe('sync run against the sandbox', () => {
       deleted: 5,
       unchanged: 15,
     });
-    const retried = new Map((await delivered(retry.runId, 'controls')).map((c) => [c.id, c.changeId]));
-    for (const c of seen) expect(retried.get(c.id)).toBe(c.changeId);
+    // The retry resumes the same run after the last page delivered: nothing twice, nothing lost.
+    expect(retry).toMatchObject({ runId: failed.runId, resumed: true, ok: true });
+    const all = await delivered(retry.runId, 'controls');
+    expect(all.slice(0, seen.length)).toEqual(seen);
+    expect(new Set(all.map((c) => c.changeId)).size).toBe(all.length);
+    expect(all.filter((c) => c.kind === 'updated')).toHaveLength(100);
+    expect(all.filter((c) => c.kind === 'deleted')).toHaveLength(5);
     await a.cleanup();
   });
 
@@ -135,13 +143,15 @@ describe('sync run against the sandbox', () => {
     await sb.hook('faults', { route: 'graphql', status: 400, count: 1 });
     const result = await syncAll(a.graphql, resolveStreams({ select: ['controls', 'users'] }), {
       tenant: sb.tenant,
-      snapshots: new FileSnapshotStore(join(dir, 'state')),
+      state: new FileSyncStateStore(join(dir, 'state')),
       sink: new DirectorySink(join(dir, 'out')),
       concurrency: 1,
     });
     expect(result.ok).toBe(false);
     expect(result.streams.map((s) => s.ok)).toEqual([false, true]);
-    expect(await readdir(join(dir, 'state', sb.tenant))).toEqual(['users.snapshot.gz']);
+    expect((await readdir(join(dir, 'state', sb.tenant))).filter((f) => f.endsWith('.snapshot.gz'))).toEqual([
+      'users.snapshot.gz',
+    ]);
     await a.cleanup();
   });
 });

@@ -1,0 +1,20 @@
+import * as df from 'durable-functions';
+import { appContext } from '../shared/app';
+import { runInputSchema, type SyncPlan } from '../shared/sync/orchestration';
+import { beginRun } from '../shared/sync/run';
+
+/** Activity: the run to work on — the unfinished one (resumed under its id) or a new one — and its streams. */
+df.app.activity('syncBegin', {
+  handler: async (input: unknown): Promise<SyncPlan> => {
+    const { full } = runInputSchema.parse(input);
+    const app = appContext();
+    const sync = app.sync();
+    const tenant = app.access().tenant.name;
+    const run = await beginRun({ tenant, state: sync.state, sink: sync.sink, clock: app.clock }, { full });
+    app.logger.log('info', run.resumed ? 'sync run resumed' : 'sync run started', {
+      runId: run.runId,
+      tenant,
+    });
+    return { ...run, streams: sync.streams.map((s) => s.name), concurrency: sync.concurrency };
+  },
+});

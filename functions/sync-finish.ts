@@ -1,0 +1,25 @@
+import * as df from 'durable-functions';
+import { appContext } from '../shared/app';
+import { finishInputSchema } from '../shared/sync/orchestration';
+import { finishRun } from '../shared/sync/run';
+
+/** Activity: the run's manifest to the sinks; a complete run clears its checkpoints, an incomplete one keeps them. */
+df.app.activity('syncFinish', {
+  handler: async (input: unknown) => {
+    const { run, results } = finishInputSchema.parse(input);
+    const app = appContext();
+    const sync = app.sync();
+    const tenant = app.access().tenant.name;
+    const manifest = await finishRun(
+      { tenant, state: sync.state, sink: sync.sink, clock: app.clock },
+      run,
+      results,
+    );
+    app.logger.log(manifest.ok ? 'info' : 'warn', manifest.ok ? 'sync run completed' : 'sync run failed', {
+      runId: run.runId,
+      tenant,
+      count: results.filter((r) => !r.ok).length,
+    });
+    return { ok: manifest.ok, runId: manifest.runId };
+  },
+});
