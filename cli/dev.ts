@@ -104,6 +104,7 @@ export async function devCommand(args: string[]): Promise<number> {
       TENANT_CLIENT_SECRET_NAME: config.clientSecretName,
       LOCAL_SECRETS_FILE: config.localSecretsFile,
       AzureWebJobsStorage: azurite.connectionString,
+      SYNC_SCHEDULE: config.syncSchedule,
       HOST_MASTER_KEY: keys.master,
       HOST_FUNCTION_KEY: keys.function,
     };

@@ -20,6 +20,6 @@ df.app.activity('syncFinish', {
       tenant,
       count: results.filter((r) => !r.ok).length,
     });
-    return { ok: manifest.ok, runId: manifest.runId };
+    return { ok: manifest.ok, runId: manifest.runId, error: manifest.error };
   },
 });

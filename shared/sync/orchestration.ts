@@ -54,6 +54,8 @@ export interface SyncStatus {
   resumed: boolean;
   state: 'running' | 'completed' | 'failed';
   streams: Record<string, { state: StreamState; counts?: StreamCounts; error?: string }>;
+  /** A failure of the run itself (planning, or the manifest), as opposed to a stream's. */
+  error?: string;
 }
 
 export function syncStatus(
@@ -61,11 +63,13 @@ export function syncStatus(
   results: Record<string, StreamResult>,
   running: string[],
   state: SyncStatus['state'] = 'running',
+  error?: string,
 ): SyncStatus {
   return {
     runId: plan.runId,
     resumed: plan.resumed,
     state,
+    ...(error ? { error } : {}),
     streams: Object.fromEntries(
       plan.streams.map((s) => {
         const r = results[s];

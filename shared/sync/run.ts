@@ -190,7 +190,16 @@ export async function finishRun(
       ]),
     ),
   };
-  await ctx.sink.finish(manifest);
+  try {
+    await ctx.sink.finish(manifest);
+  } catch (err) {
+    // The manifest did not reach every sink: keep the run, so the next one resumes and sends it again.
+    (ctx.logger ?? silentLogger).log('warn', 'sync manifest not delivered', {
+      runId: run.runId,
+      code: describe(err).errorCode,
+    });
+    return { ...manifest, ok: false, error: `manifest not delivered: ${describe(err).error}` };
+  }
   if (manifest.ok) {
     for (const r of results) await ctx.state.clearCheckpoint(ctx.tenant, r.stream);
     await ctx.state.writeRun(ctx.tenant, undefined);

@@ -34,6 +34,8 @@ export interface RunManifest {
   finishedAt: string;
   ok: boolean;
   streams: Record<string, { ok: boolean; counts: StreamCounts; error?: string }>;
+  /** Why a run whose streams all completed is still not done (its manifest could not be delivered). */
+  error?: string;
 }
 
 /**

@@ -29,6 +29,8 @@ export function startHostProcess(
       env: {
         ...process.env,
         AzureWebJobsStorage: azurite.connectionString,
+        // A schedule that never comes round in a test; tests that sync trigger the timer themselves.
+        SYNC_SCHEDULE: '0 0 0 1 1 *',
         ...(options.keys?.master ? { HOST_MASTER_KEY: options.keys.master } : {}),
         ...(options.keys?.function ? { HOST_FUNCTION_KEY: options.keys.function } : {}),
         ...(options.keys?.system ? { HOST_SYSTEM_KEY: options.keys.system } : {}),
@@ -53,11 +55,12 @@ export function startHostProcess(
       fail(new Error(`host exited with ${code}: ${stderr}`));
     });
   });
-  const stop = () =>
+  /** SIGTERM lets the host finish; SIGKILL is a crash (what a run must survive). */
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
     new Promise<void>((done) => {
       if (child.exitCode !== null) return done();
       child.once('exit', () => done());
-      child.kill('SIGTERM');
+      child.kill(signal);
     });
   return { ready, stop, stderr: () => stderr, child };
 }

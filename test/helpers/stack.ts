@@ -73,9 +73,10 @@ export async function stackFixture(options: { sandbox?: StartOptions; env?: Reco
     secrets: async () => JSON.parse(await readFile(secretsFile, 'utf8')) as Record<string, string>,
     /** Everything the host process wrote to stderr (its log lines). */
     logs: () => logs + host.stderr(),
-    restart: async () => {
+    /** Stops the host (`kill`: SIGKILL, a crash) and starts it again over the same storage. */
+    restart: async (options: { kill?: boolean } = {}) => {
       logs += host.stderr();
-      await host.stop();
+      await host.stop(options.kill ? 'SIGKILL' : 'SIGTERM');
       host = startHostProcess(azurite, { env, keys });
       line = await host.ready;
     },

@@ -109,7 +109,7 @@ describe('sync run against the sandbox', () => {
         seen.push(...batch.changes);
         await out.write(batch);
       },
-      endStream: (...args) => out.endStream(...args),
+      endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
       finish: (manifest) => out.finish(manifest),
     };
     const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state, sink: flaky });
