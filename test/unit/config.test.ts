@@ -49,6 +49,8 @@ describe('configuration', () => {
         KEY_VAULT_URL: 'not a url',
         SYNC_SCHEDULE: '*/5 * * * *',
         TENANT_CLIENT_SECRET_NAME: 'has_underscore',
+        DOWNSTREAM_WEBHOOK_URL: 'http://downstream.example.com/hook',
+        DOWNSTREAM_WEBHOOK_SECRET_NAME: 'bad name',
       });
     } catch (err) {
       error = err;
@@ -63,6 +65,8 @@ describe('configuration', () => {
       'TENANT_NAME',
       'TENANT_AUTH_URL',
       'TENANT_CLIENT_ID',
+      'DOWNSTREAM_WEBHOOK_URL',
+      'DOWNSTREAM_WEBHOOK_SECRET_NAME',
     ]) {
       expect(message).toContain(name);
     }

@@ -1,0 +1,204 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { ConfigError, UpstreamError } from '../../shared/errors';
+import { OffsetClock } from '../../shared/clock';
+import { ChangeDetector } from '../../shared/sync/changes';
+import { decodeCheckpoint, encodeRecord } from '../../shared/sync/checkpoint';
+import { prefetch } from '../../shared/sync/prefetch';
+import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sync/sinks';
+import { contentHash } from '../../shared/sync/fingerprint';
+import { SnapshotWriter } from '../../shared/sync/snapshot';
+
+const counts = (read: number) => ({ read, created: read, updated: 0, deleted: 0, unchanged: 0 });
+
+describe('checkpoint log', () => {
+  const log = () => {
+    const d = new ChangeDetector('controls', undefined, 'id');
+    d.page([{ id: 'a' }, { id: 'b' }]);
+    const p1 = d.takePageEntries();
+    d.page([{ id: 'c' }]);
+    const p2 = d.takePageEntries();
+    return Buffer.concat([
+      encodeRecord({ kind: 'start', runId: 'r1', previousDigest: 'none', full: false }),
+      encodeRecord(
+        { kind: 'page', page: 1, cursor: 'c1', last: false, changed: true, counts: counts(2) },
+        p1,
+      ),
+      encodeRecord(
+        { kind: 'page', page: 2, cursor: 'c2', last: true, changed: false, counts: counts(3) },
+        p2,
+      ),
+    ]);
+  };
+
+  it('gives the last page, its cursor, the pages with changes and every entry so far', () => {
+    const cp = decodeCheckpoint(log());
+    expect(cp).toMatchObject({ runId: 'r1', page: 2, cursor: 'c2', listingDone: true, changedPages: [1] });
+    expect(cp?.counts.read).toBe(3);
+    const restored = new ChangeDetector('controls', undefined, 'id');
+    restored.restore(cp!.entries, cp!.counts);
+    // Carried on from the checkpoint: the snapshot holds a, b and c, and the counts go on from 3.
+    restored.page([{ id: 'd' }]);
+    const { snapshot } = restored.finish();
+    expect(restored.counts.read).toBe(4);
+    const w = new SnapshotWriter();
+    for (const id of ['a', 'b', 'c', 'd']) w.add(Buffer.from(id), contentHash({ id }));
+    expect(snapshot.equals(w.toBuffer())).toBe(true);
+  });
+
+  it('ignores a torn last record (the process died mid-append) and reads nothing without a start', () => {
+    const whole = log();
+    const torn = decodeCheckpoint(whole.subarray(0, whole.length - 5));
+    expect(torn).toMatchObject({ page: 1, cursor: 'c1', listingDone: false });
+    expect(decodeCheckpoint(Buffer.alloc(0))).toBeUndefined();
+    expect(decodeCheckpoint(whole.subarray(60))).toBeUndefined();
+  });
+
+  it('a restored pass marks what it saw, so deletions come only from records not seen in the whole pass', () => {
+    const w = new SnapshotWriter();
+    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), contentHash({ id }));
+    const first = new ChangeDetector('controls', w.toBuffer(), 'id');
+    first.page([{ id: 'a' }]);
+    const entries = first.takePageEntries();
+    const resumed = new ChangeDetector('controls', w.toBuffer(), 'id');
+    resumed.restore(entries, first.counts);
+    resumed.page([{ id: 'c' }]);
+    expect(resumed.finish().deletions.map((c) => c.id)).toEqual(['b']);
+  });
+});
+
+describe('prefetch', () => {
+  it('reads exactly one page ahead of the consumer, never more', async () => {
+    let produced = 0;
+    async function* source() {
+      for (let i = 0; i < 5; i++) {
+        produced++;
+        yield i;
+      }
+    }
+    const seen: Array<[number, number]> = [];
+    for await (const v of prefetch(source())) {
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push([v, produced]);
+    }
+    expect(seen).toEqual([
+      [0, 2],
+      [1, 3],
+      [2, 4],
+      [3, 5],
+      [4, 5],
+    ]);
+  });
+
+  it('a failure of the read-ahead surfaces at the next page, not as an unhandled rejection', async () => {
+    async function* source() {
+      yield 1;
+      throw new Error('page 2 failed');
+    }
+    const got: number[] = [];
+    await expect(
+      (async () => {
+        for await (const v of prefetch(source())) {
+          await new Promise((r) => setTimeout(r, 10));
+          got.push(v);
+        }
+      })(),
+    ).rejects.toThrow('page 2 failed');
+    expect(got).toEqual([1]);
+  });
+});
+
+describe('sinks from SYNC_SINKS', () => {
+  it('builds each named sink, several as one, and names every bad entry', () => {
+    const service = () => ({ getContainerClient: () => ({}) }) as never;
+    expect(sinksFor('dir:/tmp/x')).toBeInstanceOf(DirectorySink);
+    expect(sinksFor('blob', { blobService: service })).toBeInstanceOf(BlobSink);
+    const both = sinksFor('blob, webhook', {
+      blobService: service,
+      webhook: { url: 'https://example.org/h', secret: async () => 'whsec_eA==' },
+    });
+    expect(both).toBeInstanceOf(MultiSink);
+    expect(both.description).toBe('blob container sync-changes + webhook https://example.org');
+    let err: unknown;
+    try {
+      sinksFor('webhook,ftp:x,blob', { webhook: { secret: async () => '' } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
+      'SYNC_SINKS: unknown sink "ftp:x"; use blob, webhook or dir:PATH, comma-separated',
+      'SYNC_SINKS: the blob sink needs storage (AzureWebJobsStorage)',
+    ]);
+  });
+});
+
+describe('webhook sink', () => {
+  const secret = `whsec_${Buffer.from('a-32-byte-secret-for-unit-tests!').toString('base64')}`;
+  const receiver = async (answers: number[]) => {
+    const got: Array<{ headers: Record<string, string>; body: string; status: number }> = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const status = answers.shift() ?? 204;
+        got.push({ headers: req.headers as Record<string, string>, body, status });
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+    return { url, got, close: () => new Promise<void>((r) => server.close(() => r())) };
+  };
+  const batch = {
+    tenant: 'acme',
+    runId: 'r1',
+    stream: 'users',
+    page: 3,
+    changes: [{ changeId: 'c1', stream: 'users', kind: 'created' as const, id: 'u1', record: { id: 'u1' } }],
+  };
+  const fast = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
+
+  it('signs each attempt (verifiable with standardwebhooks) and keeps the webhook-id across retries', async () => {
+    const r = await receiver([503, 500]);
+    const sink = new WebhookSink(r.url, {
+      secret: async () => secret,
+      retry: fast,
+      clock: new OffsetClock(),
+    });
+    await sink.write(batch);
+    expect(r.got.map((g) => g.status)).toEqual([503, 500, 204]);
+    expect(new Set(r.got.map((g) => g.headers['webhook-id'])).size).toBe(1);
+    const payload = new Webhook(secret).verify(r.got[2].body, r.got[2].headers) as {
+      type: string;
+      data: unknown;
+    };
+    expect(payload).toMatchObject({ type: 'sync.changes', data: { runId: 'r1', stream: 'users', page: 3 } });
+    // The same page in a resumed run: the same id, so the receiver can drop it.
+    await sink.write(batch);
+    expect(r.got[3].headers['webhook-id']).toBe(r.got[0].headers['webhook-id']);
+    await r.close();
+  });
+
+  it('a 4xx is permanent: no retry, an error naming what to check and never the secret', async () => {
+    const r = await receiver([401]);
+    const sink = new WebhookSink(r.url, { secret: async () => secret, retry: fast });
+    const err = await sink.write(batch).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).code).toBe('UPSTREAM_REJECTED');
+    expect((err as Error).message).toContain('DOWNSTREAM_WEBHOOK_URL');
+    expect((err as Error).message).not.toContain(secret);
+    expect(r.got).toHaveLength(1);
+    await r.close();
+  });
+
+  it('a receiver that stays down fails after the retry budget, saying the page will be sent again', async () => {
+    const r = await receiver([503, 503, 503, 503, 503]);
+    const sink = new WebhookSink(r.url, { secret: async () => secret, retry: fast });
+    await expect(sink.write(batch)).rejects.toThrow(/answered 503 4 times; the page will be sent again/);
+    expect(r.got).toHaveLength(4);
+    await r.close();
+  });
+});
