@@ -1,10 +1,12 @@
 import { coldstartBench } from './coldstart';
+import { syncBench } from './sync';
 import { tokenBench } from './token';
 
 /** `npm run bench -- <name>`: each bench measures its baseline in the same run; JSON on the last line. */
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   token: tokenBench,
   coldstart: coldstartBench,
+  sync: syncBench,
 };
 
 async function main(): Promise<number> {

@@ -49,6 +49,9 @@ param syncStreams string = ''
 @description('Where the sync writes (SYNC_SINKS).')
 param syncSinks string = 'blob'
 
+@description('Where the webhook sink POSTs (https); empty when SYNC_SINKS has no webhook. Its signing secret is the Key Vault secret downstream-webhook-secret.')
+param downstreamWebhookUrl string = ''
+
 @description('Node.js version of the function app.')
 @allowed(['20', '22'])
 param nodeVersion string = '22'
@@ -134,6 +137,7 @@ module app 'modules/function-app.bicep' = {
       SYNC_SCHEDULE: syncSchedule
       SYNC_STREAMS: syncStreams
       SYNC_SINKS: syncSinks
+      DOWNSTREAM_WEBHOOK_URL: downstreamWebhookUrl
       DURABLE_TASK_HUB: 'TenantIntegrations'
     }
   }

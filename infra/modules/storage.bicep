@@ -45,9 +45,16 @@ resource exports 'Microsoft.Storage/storageAccounts/blobServices/containers@2023
   properties: { publicAccess: 'None' }
 }
 
-resource checkpoints 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+// The sync's state (snapshots, per-page checkpoint logs, the run record) and its blob sink's output.
+resource syncState 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
   parent: blobs
-  name: 'checkpoints'
+  name: 'sync-state'
+  properties: { publicAccess: 'None' }
+}
+
+resource syncChanges 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobs
+  name: 'sync-changes'
   properties: { publicAccess: 'None' }
 }
 

@@ -111,7 +111,7 @@ export class ChangeDetector {
   }
 
   /** After the last page: the deletions, and the snapshot to store for the next run. */
-  finish(): { deletions: Change[]; snapshot: Buffer } {
+  finish(): { deletions: Change[]; snapshot: Buffer[] } {
     const deletions: Change[] = [];
     for (const i of this.previous.unmarked()) {
       const id = this.previous.idAt(i);
@@ -125,6 +125,6 @@ export class ChangeDetector {
       });
     }
     this.counts.deleted = deletions.length;
-    return { deletions, snapshot: this.next.toBuffer() };
+    return { deletions, snapshot: this.next.chunkList() };
   }
 }

@@ -1,7 +1,10 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { lazyContainer } from '../state/blob-service';
 
@@ -20,7 +23,8 @@ export type RunRecord = z.infer<typeof runRecordSchema>;
 export interface SyncStateStore {
   readonly description: string;
   readSnapshot(tenant: string, stream: string): Promise<Buffer | undefined>;
-  writeSnapshot(tenant: string, stream: string, snapshot: Buffer): Promise<void>;
+  /** The snapshot as chunks: streamed through gzip, never joined into one buffer. */
+  writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]): Promise<void>;
   readCheckpoint(tenant: string, stream: string): Promise<Buffer | undefined>;
   /** `create` starts a new log, replacing any older one. */
   appendCheckpoint(
@@ -47,6 +51,7 @@ const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT
 /** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
 export class FileSyncStateStore implements SyncStateStore {
   readonly description: string;
+  private readonly logs = new Map<string, Promise<FileHandle>>();
   constructor(readonly dir: string) {
     this.description = `folder ${dir}`;
   }
@@ -76,8 +81,12 @@ export class FileSyncStateStore implements SyncStateStore {
     return gz && gunzipSync(gz);
   }
 
-  writeSnapshot(tenant: string, stream: string, snapshot: Buffer) {
-    return this.replace(this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`), gzipSync(snapshot));
+  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
+    const path = this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`);
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    // Write then rename: a process killed while writing leaves the previous file whole.
+    await pipeline(Readable.from(snapshot), createGzip(), createWriteStream(`${path}.tmp`, { mode: 0o600 }));
+    await rename(`${path}.tmp`, path);
   }
 
   readCheckpoint(tenant: string, stream: string) {
@@ -86,12 +95,29 @@ export class FileSyncStateStore implements SyncStateStore {
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
     const path = this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`);
-    if (options.create) return this.replace(path, record);
-    await appendFile(path, record);
+    if (options.create) {
+      await this.closeLog(path);
+      return this.replace(path, record);
+    }
+    // One open handle per log: opening the file for every page cost more than the write.
+    let handle = this.logs.get(path);
+    if (!handle) {
+      handle = open(path, 'a');
+      this.logs.set(path, handle);
+    }
+    await (await handle).write(record);
   }
 
-  clearCheckpoint(tenant: string, stream: string) {
-    return rm(this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`), { force: true });
+  private async closeLog(path: string) {
+    const handle = this.logs.get(path);
+    this.logs.delete(path);
+    if (handle) await (await handle).close();
+  }
+
+  async clearCheckpoint(tenant: string, stream: string) {
+    const path = this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`);
+    await this.closeLog(path);
+    await rm(path, { force: true });
   }
 
   async readRun(tenant: string) {
@@ -138,11 +164,14 @@ export class BlobSyncStateStore implements SyncStateStore {
     return gz && gunzipSync(gz);
   }
 
-  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer) {
+  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
     const blob = (await this.container()).getBlockBlobClient(
       this.name(tenant, `${encodeURIComponent(stream)}.snapshot.gz`),
     );
-    await blob.uploadData(gzipSync(snapshot), { blobHTTPHeaders: { blobContentType: 'application/gzip' } });
+    // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then.
+    await blob.uploadStream(Readable.from(snapshot).pipe(createGzip()), 4 * 1024 * 1024, 2, {
+      blobHTTPHeaders: { blobContentType: 'application/gzip' },
+    });
   }
 
   readCheckpoint(tenant: string, stream: string) {

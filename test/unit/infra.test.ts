@@ -69,7 +69,7 @@ describe('resources', () => {
     expect(site.body).toContain("authentication: { type: 'UserAssignedIdentity'");
   });
 
-  it('storage: shared keys off, no public blobs, TLS 1.2; containers for exports, checkpoints and the package', () => {
+  it('storage: shared keys off, no public blobs, TLS 1.2; containers for exports, sync state and changes, and the package', () => {
     const [storage] = ofType('Microsoft.Storage/storageAccounts');
     expect(prop(storage.body, 'allowSharedKeyAccess')).toBe('false');
     expect(prop(storage.body, 'allowBlobPublicAccess')).toBe('false');
@@ -77,7 +77,7 @@ describe('resources', () => {
     expect(prop(storage.body, 'minimumTlsVersion')).toBe("'TLS1_2'");
     const containers = ofType('Microsoft.Storage/storageAccounts/blobServices/containers');
     expect(containers.map((c) => prop(c.body, 'name'))).toEqual(
-      expect.arrayContaining(["'exports'", "'checkpoints'", 'deploymentContainerName']),
+      expect.arrayContaining(["'exports'", "'sync-state'", "'sync-changes'", 'deploymentContainerName']),
     );
     for (const c of containers) expect(prop(c.body, 'publicAccess')).toBe("'None'");
   });
@@ -278,6 +278,7 @@ describe('app settings', () => {
       SYNC_SCHEDULE: '0 */15 * * * *',
       SYNC_STREAMS: '',
       SYNC_SINKS: 'blob',
+      DOWNSTREAM_WEBHOOK_URL: '',
       AzureWebJobsStorage__blobServiceUri: 'https://stabc.blob.core.windows.net/',
       AzureWebJobsStorage__queueServiceUri: 'https://stabc.queue.core.windows.net/',
       AzureWebJobsStorage__tableServiceUri: 'https://stabc.table.core.windows.net/',

@@ -58,7 +58,7 @@ describe('change detection', () => {
     const d = new ChangeDetector('controls', previous, 'id');
     const changes = d.page(records);
     const { deletions, snapshot } = d.finish();
-    return { changes, deletions, snapshot, counts: d.counts };
+    return { changes, deletions, snapshot: Buffer.concat(snapshot), counts: d.counts };
   };
 
   it('first pass creates everything; then created, updated, deleted and unchanged are exact', () => {

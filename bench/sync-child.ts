@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccessLayer } from '../shared/access';
+import { loadConfig } from '../shared/config';
+import { LocalFileSecretStore } from '../shared/secrets';
+import { resolveStreams } from '../shared/streams';
+import { syncAll } from '../shared/sync/run';
+import type { ChangeSink } from '../shared/sync/sinks';
+import { FileSyncStateStore } from '../shared/sync/state';
+
+/**
+ * One measurement in a fresh process (so its peak RSS is its own): `raw` — a plain paged fetch loop —
+ * or `sync` — our whole sync of the same stream with state and checkpoints on disk. Prints one JSON line.
+ */
+interface Args {
+  mode: 'raw' | 'sync';
+  baseUrl: string;
+  authUrl: string;
+  tenant: string;
+  clientId: string;
+  clientSecret: string;
+  stream: string;
+}
+
+/** Serialises every change like a sink would, then drops it: downstream's own cost is not ours. */
+class CountingSink implements ChangeSink {
+  readonly description = 'counting';
+  bytes = 0;
+  async write(batch: { changes: unknown[] }) {
+    for (const c of batch.changes) this.bytes += JSON.stringify(c).length + 1;
+  }
+  async endStream() {}
+  async finish() {}
+}
+
+async function main() {
+  const a = JSON.parse(process.argv[2]) as Args;
+  const [stream] = resolveStreams({ select: [a.stream] });
+  const dir = mkdtempSync(join(tmpdir(), 'ti-bench-sync-'));
+  const started = process.hrtime.bigint();
+  let records = 0;
+  try {
+    if (a.mode === 'raw') {
+      const tokenRes = await fetch(`${a.authUrl}/realms/${a.tenant}/protocol/openid-connect/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: a.clientId,
+          client_secret: a.clientSecret,
+        }),
+      });
+      const { access_token } = (await tokenRes.json()) as { access_token: string };
+      let after: string | null = null;
+      for (;;) {
+        const res = await fetch(`${a.baseUrl}/graphql`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            query: stream.document,
+            variables: {
+              [stream.paths.pageSizeVariable]: stream.pageSize,
+              [stream.paths.cursorVariable]: after,
+            },
+          }),
+        });
+        const body = (await res.json()) as {
+          data: Record<string, { edges: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string } }>;
+        };
+        const conn = body.data[a.stream];
+        records += conn.edges.length;
+        if (!conn.pageInfo.hasNextPage) break;
+        after = conn.pageInfo.endCursor;
+      }
+    } else {
+      const secretsFile = join(dir, 'secrets.json');
+      await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', a.clientSecret);
+      const config = loadConfig({
+        TENANT_NAME: a.tenant,
+        TENANT_BASE_URL: a.baseUrl,
+        TENANT_AUTH_URL: a.authUrl,
+        TENANT_CLIENT_ID: a.clientId,
+        LOCAL_SECRETS_FILE: secretsFile,
+      });
+      const access = createAccessLayer(config);
+      const result = await syncAll(access.graphql, [stream], {
+        tenant: a.tenant,
+        state: new FileSyncStateStore(join(dir, 'state')),
+        sink: new CountingSink(),
+      });
+      if (!result.ok) throw new Error(result.streams[0].error);
+      records = result.streams[0].counts.read;
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    process.stdout.write(
+      `${JSON.stringify({ mode: a.mode, records, ms, peakRssMb: process.resourceUsage().maxRSS / 1024, cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000 })}\n`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+});
