@@ -53,6 +53,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
   const rawRate: number[] = [];
   const syncRate: number[] = [];
   const rss100k: number[] = [];
+  const rawRss100k: number[] = [];
   try {
     for (let i = 0; i < 3; i++) {
       const r = await measure('raw', small.info);
@@ -60,13 +61,16 @@ export async function syncBench(): Promise<Record<string, unknown>> {
       rawRate.push(r.records / (r.ms / 1000));
       syncRate.push(s.records / (s.ms / 1000));
       rss100k.push(s.peakRssMb);
+      rawRss100k.push(r.peakRssMb);
     }
   } finally {
     small.stop();
   }
   const large = await startSandbox(1_000_000);
   let big: { records: number; ms: number; peakRssMb: number };
+  let bigRaw: { records: number; ms: number; peakRssMb: number };
   try {
+    bigRaw = await measure('raw', large.info);
     big = await measure('sync', large.info);
   } finally {
     large.stop();
@@ -79,8 +83,11 @@ export async function syncBench(): Promise<Record<string, unknown>> {
     syncRecordsPerSecond: Math.round(median(syncRate)),
     ratio: round(rate),
     ratioGoal: '>= 0.9',
+    ratio1M: round(big.records / big.ms / (bigRaw.records / bigRaw.ms)),
     peakRssMb100k: round(median(rss100k), 1),
     peakRssMb1M: round(big.peakRssMb, 1),
+    rawPeakRssMb100k: round(median(rawRss100k), 1),
+    rawPeakRssMb1M: round(bigRaw.peakRssMb, 1),
     records1M: big.records,
     rssGrowth1Mvs100k: round(big.peakRssMb / median(rss100k)),
     rssGoal: '<= 200 MB and flat',

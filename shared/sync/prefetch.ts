@@ -1,21 +1,51 @@
 /**
- * Reads one item ahead: the next page is being fetched while the caller writes this one. Exactly one item is
- * buffered, so memory stays bounded however fast the source is.
+ * Reads ahead of the caller: while it writes one page, the next ones are fetched, so the API is never left
+ * idle waiting for us. At most `ahead` pages wait in the buffer, so memory stays bounded however fast the
+ * source is. Pages are requested one at a time (each needs the cursor of the one before).
  */
-export async function* prefetch<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+export async function* prefetch<T>(source: AsyncIterable<T>, ahead = 2): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
-  let pending = it.next();
-  // The read ahead may fail while the caller is busy: keep that from being an unhandled rejection.
-  pending.catch(() => undefined);
+  const buffer: Array<IteratorResult<T>> = [];
+  let failure: { error: unknown } | undefined;
+  let pumping: Promise<void> = Promise.resolve();
+  let active = false;
+  let wake: (() => void) | undefined;
+  let stopped = false;
+
+  const pump = async () => {
+    active = true;
+    try {
+      while (!stopped && buffer.length < ahead) {
+        const r = await it.next();
+        buffer.push(r);
+        wake?.();
+        if (r.done) return;
+      }
+    } catch (error) {
+      failure = { error };
+      wake?.();
+    } finally {
+      active = false;
+    }
+  };
+  const ensurePump = () => {
+    if (!active && !failure && !buffer.some((r) => r.done)) pumping = pump();
+  };
+
   try {
     for (;;) {
-      const current = await pending;
-      if (current.done) return;
-      pending = it.next();
-      pending.catch(() => undefined);
-      yield current.value;
+      ensurePump();
+      while (!buffer.length && !failure) await new Promise<void>((r) => (wake = r));
+      wake = undefined;
+      const next = buffer.shift();
+      if (!next) throw (failure as { error: unknown }).error;
+      if (next.done) return;
+      ensurePump(); // room in the buffer again: fetch on while the caller works
+      yield next.value;
     }
   } finally {
+    stopped = true;
+    await pumping;
     await it.return?.();
   }
 }

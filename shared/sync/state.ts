@@ -1,7 +1,7 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createWriteStream } from 'node:fs';
+import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, gunzipSync } from 'node:zlib';
@@ -51,7 +51,7 @@ const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT
 /** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
 export class FileSyncStateStore implements SyncStateStore {
   readonly description: string;
-  private readonly logs = new Map<string, Promise<FileHandle>>();
+  private readonly logs = new Map<string, number>();
   constructor(readonly dir: string) {
     this.description = `folder ${dir}`;
   }
@@ -99,19 +99,20 @@ export class FileSyncStateStore implements SyncStateStore {
       await this.closeLog(path);
       return this.replace(path, record);
     }
-    // One open handle per log: opening the file for every page cost more than the write.
-    let handle = this.logs.get(path);
-    if (!handle) {
-      handle = open(path, 'a');
-      this.logs.set(path, handle);
+    // One open descriptor per log and a synchronous append: a few microseconds, where opening the file or a
+    // promise-based write per page cost ten times more (measured with bench/sync).
+    let fd = this.logs.get(path);
+    if (fd === undefined) {
+      fd = openSync(path, 'a');
+      this.logs.set(path, fd);
     }
-    await (await handle).write(record);
+    writeSync(fd, record);
   }
 
   private async closeLog(path: string) {
-    const handle = this.logs.get(path);
+    const fd = this.logs.get(path);
     this.logs.delete(path);
-    if (handle) await (await handle).close();
+    if (fd !== undefined) closeSync(fd);
   }
 
   async clearCheckpoint(tenant: string, stream: string) {

@@ -69,7 +69,7 @@ describe('checkpoint log', () => {
 });
 
 describe('prefetch', () => {
-  it('reads exactly one page ahead of the consumer, never more', async () => {
+  it('reads at most two pages ahead of the consumer, never more', async () => {
     let produced = 0;
     async function* source() {
       for (let i = 0; i < 5; i++) {
@@ -82,13 +82,32 @@ describe('prefetch', () => {
       await new Promise((r) => setTimeout(r, 5));
       seen.push([v, produced]);
     }
+    // While the caller works on page v, pages v+1 and v+2 are already fetched (bounded: never v+3).
     expect(seen).toEqual([
-      [0, 2],
-      [1, 3],
-      [2, 4],
+      [0, 3],
+      [1, 4],
+      [2, 5],
       [3, 5],
       [4, 5],
     ]);
+  });
+
+  it('a caller that stops early (a slice at its deadline) stops the reading and closes the source', async () => {
+    let produced = 0;
+    let closed = false;
+    async function* source() {
+      try {
+        for (let i = 0; i < 100; i++) {
+          produced++;
+          yield i;
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    for await (const v of prefetch(source())) if (v === 1) break;
+    expect(closed).toBe(true);
+    expect(produced).toBeLessThanOrEqual(4);
   });
 
   it('a failure of the read-ahead surfaces at the next page, not as an unhandled rejection', async () => {
