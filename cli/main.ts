@@ -1,6 +1,7 @@
 import { IntegrationError } from '../shared/errors';
 import { UsageError } from './args';
 import { DEV_USAGE, devCommand } from './dev';
+import { EXPORT_USAGE, exportCommand } from './export';
 import { LOGIN_USAGE, loginCommand } from './login';
 import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
 import { SECRETS_USAGE, secretsCommand } from './secrets';
@@ -8,6 +9,7 @@ import { SYNC_USAGE, syncCommand } from './sync';
 
 const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
   dev: { usage: DEV_USAGE, run: devCommand },
+  export: { usage: EXPORT_USAGE, run: exportCommand },
   login: { usage: LOGIN_USAGE, run: (args) => loginCommand(args) },
   sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
   secrets: { usage: SECRETS_USAGE, run: secretsCommand },

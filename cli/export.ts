@@ -1,0 +1,70 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createAccessLayer } from '../shared/access';
+import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
+import { exportStream, type ExportFile } from '../shared/exports/write';
+import { LocalFileSecretStore } from '../shared/secrets';
+import { resolveStreams } from '../shared/streams';
+import { parse, UsageError } from './args';
+import { resolveTenant } from './context';
+
+export const EXPORT_USAGE =
+  'export [--streams a,b] [--format ndjson|csv|json] [--gzip] --out DIR   (one export to local files)';
+
+/**
+ * `tenant-integrations export`: the export's own code to a local folder — one file per stream and a
+ * `manifest.json` with each file's record count, bytes and sha256. Files appear only when complete.
+ */
+export async function exportCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    streams: { type: 'string' },
+    format: { type: 'string' },
+    gzip: { type: 'boolean' },
+    out: { type: 'string' },
+  });
+  if (!values.out) throw new UsageError('--out DIR is required (where the files and manifest.json go)');
+  const format = (values.format ?? 'ndjson') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format))
+    throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
+  const target = await resolveTenant();
+  try {
+    const { config } = target;
+    if (target.sandbox)
+      await new LocalFileSecretStore(config.localSecretsFile).set(
+        config.clientSecretName,
+        target.sandbox.clientSecret,
+      );
+    const streams = resolveStreams({
+      file: config.syncStreamsFile,
+      select: values.streams?.split(',').filter(Boolean),
+    });
+    const dir = resolve(values.out);
+    await mkdir(dir, { recursive: true });
+    const access = createAccessLayer(config);
+    const files: Array<ExportFile & { file: string }> = [];
+    for (const stream of streams) {
+      const file = `${stream.name}.${extensionOf(format, Boolean(values.gzip))}`;
+      const partial = join(dir, `.${file}.partial`);
+      try {
+        const result = await exportStream(access.graphql, stream, createWriteStream(partial), {
+          format,
+          gzip: values.gzip,
+        });
+        await rename(partial, join(dir, file));
+        files.push({ ...result, file });
+        process.stderr.write(`✔ ${stream.name}: ${result.records} records → ${file}\n`);
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      }
+    }
+    await writeFile(
+      join(dir, 'manifest.json'),
+      `${JSON.stringify({ tenant: config.tenant.name, format, gzip: Boolean(values.gzip), files }, null, 2)}\n`,
+    );
+    return 0;
+  } finally {
+    await target.close();
+  }
+}

@@ -1,0 +1,57 @@
+import { getPath } from '../graphql/pager';
+
+export const EXPORT_FORMATS = ['ndjson', 'csv', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const extensionOf = (format: ExportFormat, gzip: boolean) => `${format}${gzip ? '.gz' : ''}`;
+
+/** Turns pages of records into the text of one file, piece by piece (nothing holds the whole export). */
+export interface RecordEncoder {
+  start(): string;
+  page(records: unknown[]): string;
+  end(): string;
+}
+
+export function encoderFor(format: ExportFormat, columns: string[] = []): RecordEncoder {
+  if (format === 'ndjson')
+    return { start: () => '', page: (rs) => rs.map((r) => `${JSON.stringify(r)}\n`).join(''), end: () => '' };
+  if (format === 'json') {
+    let first = true;
+    return {
+      start: () => '[',
+      page: (rs) =>
+        rs
+          .map((r) => {
+            const s = `${first ? '\n' : ',\n'}${JSON.stringify(r)}`;
+            first = false;
+            return s;
+          })
+          .join(''),
+      end: () => (first ? ']\n' : '\n]\n'),
+    };
+  }
+  return {
+    start: () => `${columns.map(csvCell).join(',')}\r\n`,
+    page: (rs) =>
+      rs.map((r) => `${columns.map((c) => csvCell(cellValue(getPath(r, c)))).join(',')}\r\n`).join(''),
+    end: () => '',
+  };
+}
+
+/** A record field as CSV text: null and missing are empty, lists and objects JSON, the rest as is. */
+function cellValue(v: unknown): string | number | boolean {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return v as string | number | boolean;
+}
+
+/**
+ * RFC 4180 quoting, and safe to open in a spreadsheet: text that a spreadsheet would run as a formula
+ * (starting with = + - @, tab or carriage return) gets a leading apostrophe (OWASP's advice). Numbers and
+ * booleans are written as they are — `-5` the number is not a formula.
+ */
+export function csvCell(v: string | number | boolean): string {
+  let s = String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { runCli } from '../helpers/cli';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+
+jest.setTimeout(60_000);
+
+let sb: SandboxFixture;
+let dir: string;
+beforeAll(async () => {
+  sb = await sandboxFixture({ records: 130 });
+});
+afterAll(() => sb.close());
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ti-export-'));
+  await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const env = () => ({
+  TENANT_NAME: sb.tenant,
+  TENANT_BASE_URL: sb.baseUrl,
+  TENANT_AUTH_URL: sb.authUrl,
+  TENANT_CLIENT_ID: sb.clientId,
+  LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
+});
+
+interface Manifest {
+  files: Array<{ stream: string; file: string; records: number; bytes: number; sha256: string }>;
+}
+
+describe('tenant-integrations export', () => {
+  it.each([
+    ['ndjson', false],
+    ['json', false],
+    ['csv', true],
+  ])(
+    '%s (gzip %s): one file per stream, and a manifest whose counts, sizes and sha256 match',
+    async (format, gzip) => {
+      const out = join(dir, 'out');
+      const r = await runCli(
+        [
+          'export',
+          '--streams',
+          'controls,users',
+          '--format',
+          String(format),
+          ...(gzip ? ['--gzip'] : []),
+          '--out',
+          out,
+        ],
+        { env: env() },
+      );
+      expect(r.code).toBe(0);
+      const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as Manifest;
+      expect(manifest.files.map((f) => f.stream)).toEqual(['controls', 'users']);
+      for (const f of manifest.files) {
+        const bytes = await readFile(join(out, f.file));
+        expect(bytes.length).toBe(f.bytes);
+        expect(createHash('sha256').update(bytes).digest('hex')).toBe(f.sha256);
+        expect(f.records).toBe(130);
+        const text = (gzip ? gunzipSync(bytes) : bytes).toString('utf8');
+        if (format === 'ndjson')
+          expect(
+            text
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l).id),
+          ).toHaveLength(130);
+        if (format === 'json') expect(JSON.parse(text)).toHaveLength(130);
+        if (format === 'csv') {
+          const lines = text.trimEnd().split('\r\n');
+          expect(lines).toHaveLength(131);
+          if (f.stream === 'controls') expect(lines[0]).toContain('owner.name');
+        }
+      }
+      // Only finished files: no partial left behind.
+      expect((await readdir(out)).sort()).toEqual(
+        ['manifest.json', ...manifest.files.map((f) => f.file)].sort(),
+      );
+    },
+  );
+
+  it('a bad format or missing --out is a usage mistake (exit 2)', async () => {
+    const bad = await runCli(['export', '--format', 'xml', '--out', dir], { env: env() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('ndjson, csv, json');
+    expect((await runCli(['export'], { env: env() })).code).toBe(2);
+  });
+
+  it('a GraphQL failure exits 1, leaves no partial file and names the problem', async () => {
+    await sb.hook('faults', { route: 'graphql', status: 400, count: 1 });
+    const out = join(dir, 'out');
+    const r = await runCli(['export', '--streams', 'kpis', '--out', out], { env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/refused with HTTP 400|GraphQL/);
+    expect(await readdir(out)).toEqual([]);
+    expect(r.stderr).not.toContain(sb.clientSecret);
+  });
+});
