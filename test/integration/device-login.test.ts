@@ -202,16 +202,24 @@ describe('admin device login through the local host against the sandbox', () => 
     const first = (await stack.secrets())['delegated-refresh-token-acme'];
     // 11 minutes idle: the keeper refreshes.
     await stack.advance(11 * 60);
-    expect((await stack.runFunction('delegatedSessionKeeper')).status).toBe(202);
+    // 202, or 409 when the keeper's own schedule fired as the clock moved and is doing it.
+    expect([202, 409]).toContain((await stack.runFunction('delegatedSessionKeeper')).status);
+    await eventually(async () => {
+      const now = (await stack.secrets())['delegated-refresh-token-acme'];
+      return now !== first && now;
+    }, 'the new refresh token stored');
     expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(1);
-    const second = (await stack.secrets())['delegated-refresh-token-acme'];
-    expect(second).not.toBe(first);
     // A run right after does nothing: not idle long enough.
     await stack.runFunction('delegatedSessionKeeper');
     expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(1);
     // Past the 30-minute idle window nothing can refresh it any more.
     await stack.advance(31 * 60);
+    // The keeper's own schedule may fire while the clock moves; then this call answers 409 and that run does it.
     await stack.runFunction('delegatedSessionKeeper');
+    await eventually(
+      async () => (await call('manage/session')).body.state === 'login-required',
+      'the session marked login-required',
+    );
     expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(2);
     expect((await call('manage/session')).body).toMatchObject({ state: 'login-required' });
     expect((await call('health', {}, null)).body).toMatchObject({
