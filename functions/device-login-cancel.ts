@@ -2,7 +2,8 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { DEVICE_LOGIN } from '../shared/auth/device-login';
-import { findLogin, isRunning, loginStatusUrl } from '../shared/auth/device-login-http';
+import { findLogin, loginStatusUrl } from '../shared/auth/device-login-http';
+import { isRunning } from '../shared/durable';
 
 /** POST /api/manage/device-login/{id}/cancel (admin key): ends the polling at once. */
 df.app.client.http('deviceLoginCancel', {

@@ -2,7 +2,8 @@ import { HttpResponse, type HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { DEVICE_LOGIN, deviceLoginInstanceId } from '../shared/auth/device-login';
-import { bodyOf, isRunning, loginStatusUrl, readInstance } from '../shared/auth/device-login-http';
+import { bodyOf, loginStatusUrl } from '../shared/auth/device-login-http';
+import { isRunning, readInstance } from '../shared/durable';
 import { appContext } from '../shared/app';
 import { sleep } from '../shared/net/retry';
 

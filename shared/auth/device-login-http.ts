@@ -1,7 +1,6 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
-import { isRunning, readInstance } from '../durable';
-export { isRunning, readInstance };
+import { readInstance } from '../durable';
 import QRCode from 'qrcode';
 import type { DeviceLoginView } from './device-login';
 
