@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { RunningSandbox } from '../sandbox/server';
 import { loadConfig, readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
+import { LocalFileSecretStore } from '../shared/secrets/local-file';
 
 /** The CLI reads the same setting names as the app: environment first, then local.settings.json. */
 export function cliConfig(cwd = process.cwd()): AppConfig {
@@ -68,6 +69,8 @@ export async function resolveTenant(cwd = process.cwd()): Promise<{
   // Loaded only here: the sandbox's GraphQL server is heavy for commands that do not need it.
   const { startSandbox } = await import('../sandbox/server');
   const sandbox = await startSandbox({});
+  // Like `tenant-integrations sandbox`: its demo credential's secret goes to the secret file the app reads.
+  await new LocalFileSecretStore(config.localSecretsFile).set(config.clientSecretName, sandbox.clientSecret);
   const tenant: TenantSettings = {
     name: sandbox.tenant,
     baseUrl: sandbox.baseUrl,

@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
 import { exportStream, type ExportFile } from '../shared/exports/write';
-import { LocalFileSecretStore } from '../shared/secrets';
 import { resolveStreams } from '../shared/streams';
 import { parse, UsageError } from './args';
 import { resolveTenant } from './context';
@@ -30,11 +29,6 @@ export async function exportCommand(args: string[]): Promise<number> {
   const target = await resolveTenant();
   try {
     const { config } = target;
-    if (target.sandbox)
-      await new LocalFileSecretStore(config.localSecretsFile).set(
-        config.clientSecretName,
-        target.sandbox.clientSecret,
-      );
     const streams = resolveStreams({
       file: config.syncStreamsFile,
       select: values.streams?.split(',').filter(Boolean),

@@ -1,11 +1,9 @@
 import { dirname, join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
-import { LocalFileSecretStore } from '../shared/secrets';
-import { blobService } from '../shared/state/blob-service';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { sinksFor } from '../shared/sync/sinks';
-import { SYNC_CONCURRENCY } from '../shared/sync/setup';
+import { sinkDeps, SYNC_CONCURRENCY } from '../shared/sync/setup';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { parse } from './args';
 import { resolveTenant } from './context';
@@ -27,23 +25,11 @@ export async function syncCommand(args: string[]): Promise<number> {
   const target = await resolveTenant();
   try {
     const { config } = target;
-    if (target.sandbox)
-      await new LocalFileSecretStore(config.localSecretsFile).set(
-        config.clientSecretName,
-        target.sandbox.clientSecret,
-      );
     const select = values.streams ? values.streams.split(',').filter(Boolean) : config.syncStreams;
     const streams = resolveStreams({ file: config.syncStreamsFile, select });
     const local = dirname(config.localSecretsFile);
     const access = createAccessLayer(config);
-    const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
-    const sink = sinksFor(values.sink ?? `dir:${join(local, 'sync-out')}`, {
-      blobService: hasStorage ? () => blobService(config) : undefined,
-      webhook: {
-        url: config.downstreamWebhookUrl,
-        secret: () => access.secrets.get(config.downstreamWebhookSecretName),
-      },
-    });
+    const sink = sinksFor(values.sink ?? `dir:${join(local, 'sync-out')}`, sinkDeps(config, access.secrets));
     const progress =
       process.stderr.isTTY && !values.json
         ? new StreamProgress(
