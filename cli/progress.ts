@@ -1,4 +1,4 @@
-import type { StreamCounts } from '../shared/sync/changes';
+import type { StreamCounts } from '../shared/sync/counts';
 
 const WIDTH = 24;
 

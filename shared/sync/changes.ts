@@ -1,4 +1,5 @@
 import { UpstreamError } from '../errors';
+import { noCounts, type StreamCounts } from './counts';
 import { getPath } from '../graphql/pager';
 import { changeId, contentHash } from './fingerprint';
 import { forEachEntry, Snapshot, SnapshotWriter } from './snapshot';
@@ -16,21 +17,13 @@ export interface Change {
   record?: unknown;
 }
 
-export interface StreamCounts {
-  read: number;
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-}
-
 /**
  * Compares one pass over a stream with its previous snapshot: new id → created, other hash → updated,
  * absent at the end of a complete pass → deleted. Only `finish()` — called after the last page — yields
  * deletions, so a pass that fails part-way can never delete anything.
  */
 export class ChangeDetector {
-  readonly counts: StreamCounts = { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 };
+  readonly counts: StreamCounts = noCounts();
   private readonly previous: Snapshot;
   private readonly next = new SnapshotWriter();
 

@@ -1,19 +1,13 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { StreamCounts } from './changes';
+import { noCounts, streamCountsSchema, type StreamCounts } from './counts';
 
 /**
  * A stream's checkpoint is an append-only log, one record per page, so checkpointing after every page costs
  * one small append — never a rewrite of the state. Each record: [u32 length][u32 JSON length][JSON][entries],
  * where entries are the page's additions to the next snapshot (snapshot format).
  */
-const counts = z.object({
-  read: z.number(),
-  created: z.number(),
-  updated: z.number(),
-  deleted: z.number(),
-  unchanged: z.number(),
-});
+const counts = streamCountsSchema;
 
 const recordSchema = z.discriminatedUnion('kind', [
   /** The pass began against the stored snapshot with this digest. */
@@ -79,7 +73,7 @@ export function decodeCheckpoint(log: Buffer): Checkpoint | undefined {
     page: 0,
     cursor: null,
     listingDone: false,
-    counts: { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 },
+    counts: noCounts(),
     changedPages: [],
     entries: Buffer.concat(records.map((r) => r.entries)),
   };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StreamCounts } from './changes';
+import { streamCountsSchema, type StreamCounts } from './counts';
 import type { StreamResult } from './run';
 
 /** Names shared by the timer, the orchestrator and its activities. */
@@ -29,18 +29,11 @@ export type SyncPlan = z.infer<typeof planSchema>;
 
 export const sliceInputSchema = z.object({ run: runRecord, stream: z.string().min(1) }).strict();
 
-const counts = z.object({
-  read: z.number(),
-  created: z.number(),
-  updated: z.number(),
-  deleted: z.number(),
-  unchanged: z.number(),
-});
 const streamResult = z.object({
   stream: z.string(),
   ok: z.boolean(),
   done: z.boolean(),
-  counts,
+  counts: streamCountsSchema,
   error: z.string().optional(),
   errorCode: z.string().optional(),
 });

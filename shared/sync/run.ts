@@ -5,7 +5,8 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { silentLogger, type Logger } from '../log';
 import type { StreamDefinition } from '../streams';
-import { ChangeDetector, type StreamCounts } from './changes';
+import { ChangeDetector } from './changes';
+import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, snapshotDigest } from './checkpoint';
 import { prefetch } from './prefetch';
 import type { ChangeSink, RunManifest } from './sinks';
@@ -159,9 +160,7 @@ export async function syncStream(
     await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
     return { stream: name, ok: true, done: true, counts: { ...d.counts } };
   } catch (err) {
-    const counts = detector
-      ? { ...detector.counts }
-      : { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 };
+    const counts = detector ? { ...detector.counts } : noCounts();
     const failure = describe(err);
     logger.log('warn', 'sync stream failed', { stream: name, code: failure.errorCode });
     return { stream: name, ok: false, done: false, counts, ...failure };

@@ -16,7 +16,8 @@ import {
   type RetryPolicy,
 } from '../net/retry';
 import { lazyContainer } from '../state/blob-service';
-import type { Change, StreamCounts } from './changes';
+import type { Change } from './changes';
+import type { StreamCounts } from './counts';
 
 /** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
 export interface ChangeBatch {

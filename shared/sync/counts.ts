@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/** A stream pass's counts, as every result, checkpoint and manifest carries them (pure: the orchestrator uses it). */
+export const streamCountsSchema = z.object({
+  read: z.number(),
+  created: z.number(),
+  updated: z.number(),
+  deleted: z.number(),
+  unchanged: z.number(),
+});
+export type StreamCounts = z.infer<typeof streamCountsSchema>;
+
+export const noCounts = (): StreamCounts => ({ read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 });
