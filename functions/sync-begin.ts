@@ -9,11 +9,10 @@ df.app.activity('syncBegin', {
     const { full } = runInputSchema.parse(input);
     const app = appContext();
     const sync = app.sync();
-    const tenant = app.access().tenant.name;
-    const run = await beginRun({ tenant, state: sync.state, sink: sync.sink, clock: app.clock }, { full });
+    const run = await beginRun(sync.context, { full });
     app.logger.log('info', run.resumed ? 'sync run resumed' : 'sync run started', {
       runId: run.runId,
-      tenant,
+      tenant: sync.context.tenant,
     });
     return { ...run, streams: sync.streams.map((s) => s.name), concurrency: sync.concurrency };
   },

@@ -8,16 +8,11 @@ df.app.activity('syncFinish', {
   handler: async (input: unknown) => {
     const { run, results } = finishInputSchema.parse(input);
     const app = appContext();
-    const sync = app.sync();
-    const tenant = app.access().tenant.name;
-    const manifest = await finishRun(
-      { tenant, state: sync.state, sink: sync.sink, clock: app.clock },
-      run,
-      results,
-    );
+    const { context } = app.sync();
+    const manifest = await finishRun(context, run, results);
     app.logger.log(manifest.ok ? 'info' : 'warn', manifest.ok ? 'sync run completed' : 'sync run failed', {
       runId: run.runId,
-      tenant,
+      tenant: context.tenant,
       count: results.filter((r) => !r.ok).length,
     });
     return { ok: manifest.ok, runId: manifest.runId, error: manifest.error };

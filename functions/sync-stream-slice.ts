@@ -1,6 +1,7 @@
 import * as df from 'durable-functions';
 import { appContext } from '../shared/app';
 import { SLICE_SECONDS, sliceInputSchema } from '../shared/sync/orchestration';
+import { noCounts } from '../shared/sync/counts';
 import { syncStream, type StreamResult } from '../shared/sync/run';
 
 /** Activity: one stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
@@ -15,17 +16,12 @@ df.app.activity('syncStreamSlice', {
         stream,
         ok: false,
         done: false,
-        counts: { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 },
+        counts: noCounts(),
         error: `stream ${stream} is no longer configured`,
         errorCode: 'CONFIG_INVALID',
       };
-    const { tenant, graphql } = app.access();
-    return syncStream(
-      graphql,
-      definition,
-      run,
-      { tenant: tenant.name, state: sync.state, sink: sync.sink, clock: app.clock, logger: app.logger },
-      { deadlineMs: app.clock.now() + SLICE_SECONDS * 1000 },
-    );
+    return syncStream(app.access().graphql, definition, run, sync.context, {
+      deadlineMs: app.clock.now() + SLICE_SECONDS * 1000,
+    });
   },
 });

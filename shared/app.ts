@@ -39,7 +39,7 @@ export function appContext(): App {
       sync: () => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { syncSetup } = require('./sync/setup') as typeof import('./sync/setup');
-        sync ??= syncSetup(config, self.access(), { clock: appClock });
+        sync ??= syncSetup(config, self.access(), { clock: appClock, logger });
         return sync;
       },
     };

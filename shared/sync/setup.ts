@@ -1,21 +1,40 @@
+import { dirname, join } from 'node:path';
 import type { AccessLayer } from '../access';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
+import type { Logger } from '../log';
 import { blobService } from '../state/blob-service';
 import { resolveStreams, type StreamDefinition } from '../streams';
-import { sinksFor, type ChangeSink } from './sinks';
-import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from './state';
-import { dirname, join } from 'node:path';
+import type { SyncContext } from './run';
+import { sinksFor, type SinkDeps } from './sinks';
+import { BlobSyncStateStore, FileSyncStateStore } from './state';
 
 export interface SyncSetup {
   streams: StreamDefinition[];
-  state: SyncStateStore;
-  sink: ChangeSink;
+  /** Tenant, state, sinks, clock and logger: what every sync step is given. */
+  context: SyncContext;
   /** Streams read at once. */
   concurrency: number;
 }
 
 export const SYNC_CONCURRENCY = 3;
+
+/** What the sinks need from configuration: Blob Storage when there is any, the webhook URL and its secret. */
+export function sinkDeps(
+  config: AppConfig,
+  secrets: Pick<AccessLayer['secrets'], 'get'>,
+  clock?: Clock,
+): SinkDeps {
+  const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
+  return {
+    blobService: hasStorage ? () => blobService(config) : undefined,
+    webhook: {
+      url: config.downstreamWebhookUrl,
+      secret: () => secrets.get(config.downstreamWebhookSecretName),
+      clock,
+    },
+  };
+}
 
 /**
  * The sync's parts from configuration: streams (defaults + SYNC_STREAMS_FILE, narrowed by SYNC_STREAMS),
@@ -24,24 +43,21 @@ export const SYNC_CONCURRENCY = 3;
  */
 export function syncSetup(
   config: AppConfig,
-  access: Pick<AccessLayer, 'secrets'>,
-  options: { clock?: Clock; sinks?: string; select?: string[] } = {},
+  access: Pick<AccessLayer, 'secrets' | 'tenant'>,
+  options: { clock?: Clock; logger?: Logger } = {},
 ): SyncSetup {
-  const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
-  const service = hasStorage ? blobService(config) : undefined;
+  const deps = sinkDeps(config, access.secrets, options.clock);
   return {
-    streams: resolveStreams({ file: config.syncStreamsFile, select: options.select ?? config.syncStreams }),
-    state: service
-      ? new BlobSyncStateStore(service)
-      : new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state')),
-    sink: sinksFor(options.sinks ?? config.syncSinks, {
-      blobService: service && (() => service),
-      webhook: {
-        url: config.downstreamWebhookUrl,
-        secret: () => access.secrets.get(config.downstreamWebhookSecretName),
-        clock: options.clock,
-      },
-    }),
+    streams: resolveStreams({ file: config.syncStreamsFile, select: config.syncStreams }),
+    context: {
+      tenant: access.tenant.name,
+      state: deps.blobService
+        ? new BlobSyncStateStore(deps.blobService())
+        : new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state')),
+      sink: sinksFor(config.syncSinks, deps),
+      clock: options.clock,
+      logger: options.logger,
+    },
     concurrency: SYNC_CONCURRENCY,
   };
 }
