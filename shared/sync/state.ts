@@ -46,6 +46,10 @@ const parseRun = (text: string): RunRecord | undefined => {
   }
 };
 
+/** Object names under a tenant's prefix, the same in both stores. */
+const snapshotLeaf = (stream: string) => `${encodeURIComponent(stream)}.snapshot.gz`;
+const checkpointLeaf = (stream: string) => `${encodeURIComponent(stream)}.checkpoint`;
+
 const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
@@ -77,12 +81,12 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 
   async readSnapshot(tenant: string, stream: string) {
-    const gz = await this.read(this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`));
+    const gz = await this.read(this.path(tenant, snapshotLeaf(stream)));
     return gz && gunzipSync(gz);
   }
 
   async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
-    const path = this.path(tenant, `${encodeURIComponent(stream)}.snapshot.gz`);
+    const path = this.path(tenant, snapshotLeaf(stream));
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     // Write then rename: a process killed while writing leaves the previous file whole.
     await pipeline(Readable.from(snapshot), createGzip(), createWriteStream(`${path}.tmp`, { mode: 0o600 }));
@@ -90,11 +94,11 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 
   readCheckpoint(tenant: string, stream: string) {
-    return this.read(this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`));
+    return this.read(this.path(tenant, checkpointLeaf(stream)));
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
-    const path = this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`);
+    const path = this.path(tenant, checkpointLeaf(stream));
     if (options.create) {
       await this.closeLog(path);
       return this.replace(path, record);
@@ -116,7 +120,7 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 
   async clearCheckpoint(tenant: string, stream: string) {
-    const path = this.path(tenant, `${encodeURIComponent(stream)}.checkpoint`);
+    const path = this.path(tenant, checkpointLeaf(stream));
     await this.closeLog(path);
     await rm(path, { force: true });
   }
@@ -133,6 +137,8 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 }
 
+// One append per page, so an append blob's 50 000-block limit caps a pass at 50 000 pages (5 M records at
+// page size 100); a page's record rarely nears the 4 MiB block limit, but is split if it does.
 const APPEND_BLOCK_MAX = 4 * 1024 * 1024;
 
 /**
@@ -161,14 +167,12 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   async readSnapshot(tenant: string, stream: string) {
-    const gz = await this.download(this.name(tenant, `${encodeURIComponent(stream)}.snapshot.gz`));
+    const gz = await this.download(this.name(tenant, snapshotLeaf(stream)));
     return gz && gunzipSync(gz);
   }
 
   async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
-    const blob = (await this.container()).getBlockBlobClient(
-      this.name(tenant, `${encodeURIComponent(stream)}.snapshot.gz`),
-    );
+    const blob = (await this.container()).getBlockBlobClient(this.name(tenant, snapshotLeaf(stream)));
     // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then.
     await blob.uploadStream(Readable.from(snapshot).pipe(createGzip()), 4 * 1024 * 1024, 2, {
       blobHTTPHeaders: { blobContentType: 'application/gzip' },
@@ -176,13 +180,11 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   readCheckpoint(tenant: string, stream: string) {
-    return this.download(this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`));
+    return this.download(this.name(tenant, checkpointLeaf(stream)));
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
-    const blob = (await this.container()).getAppendBlobClient(
-      this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`),
-    );
+    const blob = (await this.container()).getAppendBlobClient(this.name(tenant, checkpointLeaf(stream)));
     if (options.create) await blob.create();
     // A torn record (a split append interrupted) is ignored when the log is read.
     for (let at = 0; at < record.length; at += APPEND_BLOCK_MAX) {
@@ -192,11 +194,7 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   async clearCheckpoint(tenant: string, stream: string) {
-    await (
-      await this.container()
-    )
-      .getBlobClient(this.name(tenant, `${encodeURIComponent(stream)}.checkpoint`))
-      .deleteIfExists();
+    await (await this.container()).getBlobClient(this.name(tenant, checkpointLeaf(stream))).deleteIfExists();
   }
 
   async readRun(tenant: string) {
