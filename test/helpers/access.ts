@@ -16,10 +16,7 @@ import type { SandboxFixture } from './sandbox';
 export async function accessFixture(sb: SandboxFixture, deps: AccessDeps = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'ti-access-'));
   const config = loadConfig({
-    TENANT_NAME: sb.tenant,
-    TENANT_BASE_URL: sb.baseUrl,
-    TENANT_AUTH_URL: sb.authUrl,
-    TENANT_CLIENT_ID: sb.clientId,
+    ...sb.settings,
     LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
   });
   const file = new LocalFileSecretStore(config.localSecretsFile);

@@ -70,8 +70,17 @@ export async function sandboxFixture(options: StartOptions = {}) {
     };
   };
 
+  /** The app settings that point the app (or the CLI) at this sandbox. */
+  const settings = {
+    TENANT_NAME: running.tenant,
+    TENANT_BASE_URL: running.baseUrl,
+    TENANT_AUTH_URL: running.authUrl,
+    TENANT_CLIENT_ID: running.clientId,
+  };
+
   return {
     ...running,
+    settings,
     oidc,
     form,
     hook,

@@ -21,10 +21,7 @@ export async function stackFixture(options: { sandbox?: StartOptions; env?: Reco
     system: 'system-key-for-tests-0000000001',
   };
   const env = {
-    TENANT_NAME: sb.tenant,
-    TENANT_BASE_URL: sb.baseUrl,
-    TENANT_AUTH_URL: sb.authUrl,
-    TENANT_CLIENT_ID: sb.clientId,
+    ...sb.settings,
     LOCAL_SECRETS_FILE: secretsFile,
     ...options.env,
   };

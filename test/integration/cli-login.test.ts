@@ -19,12 +19,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ti-login-'));
   await sb.hook('reset');
   // The CLI reads its settings from the environment, as in a shell.
-  Object.assign(process.env, {
-    TENANT_NAME: sb.tenant,
-    TENANT_BASE_URL: sb.baseUrl,
-    TENANT_AUTH_URL: sb.authUrl,
-    TENANT_CLIENT_ID: sb.clientId,
-  });
+  Object.assign(process.env, sb.settings);
 });
 afterEach(async () => {
   process.env = { ...saved };

@@ -22,10 +22,7 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 const env = () => ({
-  TENANT_NAME: sb.tenant,
-  TENANT_BASE_URL: sb.baseUrl,
-  TENANT_AUTH_URL: sb.authUrl,
-  TENANT_CLIENT_ID: sb.clientId,
+  ...sb.settings,
   LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
 });
 

@@ -158,10 +158,7 @@ describe('sync run against the sandbox', () => {
 
 describe('tenant-integrations sync', () => {
   const env = () => ({
-    TENANT_NAME: sb.tenant,
-    TENANT_BASE_URL: sb.baseUrl,
-    TENANT_AUTH_URL: sb.authUrl,
-    TENANT_CLIENT_ID: sb.clientId,
+    ...sb.settings,
     LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
   });
 
