@@ -11,6 +11,19 @@ try {
   }
   throw err;
 }
-main(process.argv.slice(2)).then((code) => {
+const args = process.argv.slice(2);
+// With `npm start` running, commands use its Azurite, which speaks HTTPS with a local certificate; Node
+// reads extra trusted certificates only at start-up, so the command runs again with it.
+const ca =
+  args[0] !== 'dev' && !process.env.NODE_EXTRA_CA_CERTS && require('../dist/cli/context.js').devStackCaFile();
+if (ca) {
+  const { spawnSync } = require('node:child_process');
+  const run = spawnSync(process.execPath, [process.argv[1], ...args], {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: ca },
+  });
+  process.exit(run.status ?? 1);
+}
+main(args).then((code) => {
   process.exitCode = code;
 });

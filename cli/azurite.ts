@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** Azurite's published development account (not a secret: the same in every copy of Azurite). */
@@ -7,14 +9,60 @@ const KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZ
 
 export interface RunningAzurite {
   connectionString: string;
+  /** With `tls`: the blob endpoint (https) and the certificate a client must trust to reach it. */
+  blobUrl: string;
+  caFile?: string;
+  ca?: string;
+  /** The certificate's key (a test's HTTPS receiver can present the same certificate). */
+  keyFile?: string;
   blobPort: number;
   queuePort: number;
   tablePort: number;
   stop(): Promise<void>;
 }
 
-/** Starts Azurite from npm, in memory, on free loopback ports; resolves when all three services listen. */
-export function startAzurite(options: { timeoutMs?: number } = {}): Promise<RunningAzurite> {
+/**
+ * A self-signed certificate for 127.0.0.1 and localhost, written to `dir`. Azurite accepts Bearer tokens
+ * (and so user-delegation SAS, what export links are) only over HTTPS.
+ */
+export async function localCertificate(
+  dir: string,
+): Promise<{ certFile: string; keyFile: string; cert: string }> {
+  // A development dependency, like Azurite: loaded only when a local stack starts.
+  const { generate } = await import('selfsigned');
+  const pems = await generate([{ name: 'commonName', value: 'tenant-integrations local Azurite' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    notAfterDate: new Date(Date.now() + 30 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
+    ],
+  });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  await writeFile(certFile, pems.cert);
+  await writeFile(keyFile, pems.private, { mode: 0o600 });
+  return { certFile, keyFile, cert: pems.cert };
+}
+
+/**
+ * Starts Azurite from npm, in memory, on free loopback ports; resolves when all three services listen.
+ * `tls`: over HTTPS with OAuth in basic mode (tokens checked for issuer, audience and lifetime, not signature),
+ * so the app's managed-identity code path — Bearer token, user-delegation key, SAS — runs locally; the
+ * certificate goes to `tls.dir` (a temporary folder by default) for clients to trust (NODE_EXTRA_CA_CERTS).
+ */
+export async function startAzurite(
+  options: { timeoutMs?: number; tls?: boolean | { dir: string } } = {},
+): Promise<RunningAzurite> {
   const bin = join(dirname(require.resolve('azurite/package.json')), 'dist', 'src', 'azurite.js');
   const args = [
     '--inMemoryPersistence',
@@ -24,8 +72,17 @@ export function startAzurite(options: { timeoutMs?: number } = {}): Promise<Runn
     '--silent',
   ];
   for (const s of ['blob', 'queue', 'table']) args.push(`--${s}Host`, '127.0.0.1', `--${s}Port`, '0');
+  let tls: { dir: string; temporary: boolean; certFile: string; keyFile: string; cert: string } | undefined;
+  if (options.tls) {
+    const temporary = options.tls === true;
+    const dir = options.tls === true ? await mkdtemp(join(tmpdir(), 'ti-azurite-')) : options.tls.dir;
+    const made = await localCertificate(dir);
+    tls = { dir, temporary, ...made };
+    args.push('--oauth', 'basic', '--cert', made.certFile, '--key', made.keyFile);
+  }
+  const cleanup = () => (tls?.temporary ? rm(tls.dir, { recursive: true, force: true }) : Promise.resolve());
   const child: ChildProcess = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
+  return new Promise<RunningAzurite>((resolve, reject) => {
     const ports: Record<string, number> = {};
     let output = '';
     const timer = setTimeout(() => {
@@ -37,18 +94,23 @@ export function startAzurite(options: { timeoutMs?: number } = {}): Promise<Runn
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       for (const m of output.matchAll(
-        /Azurite (Blob|Queue|Table) service is successfully listening at http:\/\/127\.0\.0\.1:(\d+)/g,
+        /Azurite (Blob|Queue|Table) service is successfully listening at https?:\/\/127\.0\.0\.1:(\d+)/g,
       )) {
         ports[m[1].toLowerCase()] = Number(m[2]);
       }
       if (ports.blob && ports.queue && ports.table) {
         clearTimeout(timer);
         child.stdout?.off('data', onData);
-        const base = 'http://127.0.0.1';
+        const scheme = tls ? 'https' : 'http';
+        const base = `${scheme}://127.0.0.1`;
         resolve({
           connectionString:
-            `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${KEY};` +
+            `DefaultEndpointsProtocol=${scheme};AccountName=${ACCOUNT};AccountKey=${KEY};` +
             `BlobEndpoint=${base}:${ports.blob}/${ACCOUNT};QueueEndpoint=${base}:${ports.queue}/${ACCOUNT};TableEndpoint=${base}:${ports.table}/${ACCOUNT};`,
+          blobUrl: `${base}:${ports.blob}/${ACCOUNT}`,
+          caFile: tls?.certFile,
+          ca: tls?.cert,
+          keyFile: tls?.keyFile,
           blobPort: ports.blob,
           queuePort: ports.queue,
           tablePort: ports.table,
@@ -61,7 +123,7 @@ export function startAzurite(options: { timeoutMs?: number } = {}): Promise<Runn
                 done();
               });
               child.kill('SIGTERM');
-            }),
+            }).then(cleanup),
         });
       }
     };
@@ -69,6 +131,7 @@ export function startAzurite(options: { timeoutMs?: number } = {}): Promise<Runn
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
     child.once('exit', (code) => {
       clearTimeout(timer);
+      void cleanup();
       reject(new Error(`Azurite exited with ${code}: ${output.slice(-500)}`));
     });
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -22,6 +23,8 @@ export const DEV_STACK_SETTINGS = [
 const devLockSchema = z.object({
   pid: z.number().int(),
   apiBaseUrl: z.string().optional(),
+  /** The certificate of the stack's Azurite (HTTPS), for clients to trust. */
+  caFile: z.string().optional(),
   settings: z.record(z.enum(DEV_STACK_SETTINGS), z.string()).optional(),
 });
 
@@ -42,6 +45,24 @@ export async function runningDevStack(config: AppConfig) {
       JSON.parse(await readFile(join(dirname(config.localSecretsFile), 'dev.lock'), 'utf8')),
     );
     return lock.settings && pidAlive(lock.pid) ? { ...lock, settings: lock.settings } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The certificate file a command must trust to reach the running stack's Azurite, or undefined. Read before
+ * anything else runs: Node takes extra CAs (NODE_EXTRA_CA_CERTS) only at start-up, so the launcher re-runs
+ * the command with it set.
+ */
+export function devStackCaFile(cwd = process.cwd()): string | undefined {
+  try {
+    const config = cliConfig(cwd);
+    if (config.tenant) return undefined;
+    const lock = devLockSchema.parse(
+      JSON.parse(readFileSync(join(dirname(config.localSecretsFile), 'dev.lock'), 'utf8')),
+    );
+    return lock.settings && lock.caFile && pidAlive(lock.pid) ? lock.caFile : undefined;
   } catch {
     return undefined;
   }

@@ -86,7 +86,9 @@ export async function devCommand(args: string[]): Promise<number> {
   try {
     if (!(await portFree(port)))
       throw new UsageError(`port ${port} is in use by another program: choose another with --port`);
-    [azurite, sandbox] = await Promise.all([startAzurite(), startSandbox({})]);
+    // Azurite over HTTPS with OAuth: export download links are user-delegation SAS, as in Azure.
+    const azuriteDir = join(dirname(config.localSecretsFile), 'azurite');
+    [azurite, sandbox] = await Promise.all([startAzurite({ tls: { dir: azuriteDir } }), startSandbox({})]);
     await new LocalFileSecretStore(config.localSecretsFile).set(
       config.clientSecretName,
       sandbox.clientSecret,
@@ -104,6 +106,8 @@ export async function devCommand(args: string[]): Promise<number> {
       TENANT_CLIENT_SECRET_NAME: config.clientSecretName,
       LOCAL_SECRETS_FILE: config.localSecretsFile,
       AzureWebJobsStorage: azurite.connectionString,
+      NODE_EXTRA_CA_CERTS: azurite.caFile,
+      AZURE_FUNCTIONS_ENVIRONMENT: 'Development',
       SYNC_SCHEDULE: config.syncSchedule,
       HOST_MASTER_KEY: keys.master,
       HOST_FUNCTION_KEY: keys.function,
@@ -127,7 +131,7 @@ export async function devCommand(args: string[]): Promise<number> {
     const settings = Object.fromEntries(DEV_STACK_SETTINGS.map((k) => [k, String(env[k])]));
     await writeFile(
       join(dirname(config.localSecretsFile), 'dev.lock'),
-      JSON.stringify({ pid: process.pid, apiBaseUrl, settings }),
+      JSON.stringify({ pid: process.pid, apiBaseUrl, caFile: azurite.caFile, settings }),
       { mode: 0o600 },
     );
     const sandboxLine = {
@@ -155,7 +159,7 @@ export async function devCommand(args: string[]): Promise<number> {
             : []),
           `  sandbox portal    ${sandbox.baseUrl}/${sandbox.tenant}/   (log in: admin / sandbox-admin, member / sandbox-member)`,
           `  sandbox GraphQL   ${sandbox.baseUrl}/graphql`,
-          `  Azurite           ${azurite.connectionString.match(/BlobEndpoint=([^;]+)/)?.[1] ?? ''}`,
+          `  Azurite           ${azurite.blobUrl}   (HTTPS; its certificate: ${azurite.caFile ?? ''})`,
           '',
         ].join('\n') + '\n',
       );

@@ -29,6 +29,8 @@ export function startHostProcess(
       env: {
         ...process.env,
         AzureWebJobsStorage: azurite.connectionString,
+        // Azurite over HTTPS (the stack's): the host trusts its certificate, as `dev` arranges.
+        ...(azurite.caFile ? { NODE_EXTRA_CA_CERTS: azurite.caFile } : {}),
         // A schedule that never comes round in a test; tests that sync trigger the timer themselves.
         SYNC_SCHEDULE: '0 0 0 1 1 *',
         ...(options.keys?.master ? { HOST_MASTER_KEY: options.keys.master } : {}),

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BlobServiceClient, type StoragePipelineOptions } from '@azure/storage-blob';
 import { startAzurite } from '../../cli/azurite';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { startHostProcess } from './host';
@@ -8,11 +9,12 @@ import { sandboxFixture, type StartOptions } from './sandbox';
 
 /**
  * The whole local stack as `npm start` runs it — Azurite, the sandbox and the real app on the local host —
- * on free ports, with one `advance` that moves the sandbox's clock and the host's together.
+ * on free ports, with one `advance` that moves the sandbox's clock and the host's together. Azurite runs over
+ * HTTPS with OAuth (as `dev` starts it); `blobService()` is a client in this process that trusts its certificate.
  */
 export async function stackFixture(options: { sandbox?: StartOptions; env?: Record<string, string> } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'ti-stack-'));
-  const [azurite, sb] = await Promise.all([startAzurite(), sandboxFixture(options.sandbox)]);
+  const [azurite, sb] = await Promise.all([startAzurite({ tls: true }), sandboxFixture(options.sandbox)]);
   const secretsFile = join(dir, 'secrets.json');
   await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
   const keys = {
@@ -67,6 +69,11 @@ export async function stackFixture(options: { sandbox?: StartOptions; env?: Reco
       }),
     runFunction: (name: string) =>
       fetch(`${line.url}/admin/functions/${name}?code=${keys.master}`, { method: 'POST' }),
+    blobService: () =>
+      // `tlsOptions` reaches the core pipeline through the storage options (not in their type).
+      BlobServiceClient.fromConnectionString(azurite.connectionString, {
+        tlsOptions: { ca: azurite.ca },
+      } as StoragePipelineOptions),
     secrets: async () => JSON.parse(await readFile(secretsFile, 'utf8')) as Record<string, string>,
     /** Everything the host process wrote to stderr (its log lines). */
     logs: () => logs + host.stderr(),

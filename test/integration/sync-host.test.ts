@@ -1,4 +1,4 @@
-import { BlobServiceClient } from '@azure/storage-blob';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import { gunzipSync } from 'node:zlib';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import type { Change } from '../../shared/sync/changes';
@@ -25,7 +25,7 @@ beforeAll(async () => {
     env: { SYNC_SINKS: 'blob,webhook', DOWNSTREAM_WEBHOOK_URL: receiver.url },
   });
   await new LocalFileSecretStore(stack.secretsFile).set('downstream-webhook-secret', receiver.secret);
-  blobs = BlobServiceClient.fromConnectionString(stack.azurite.connectionString);
+  blobs = stack.blobService();
 });
 afterAll(async () => {
   await stack?.close();
