@@ -1,20 +1,10 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { Webhook } from 'standardwebhooks';
-import { systemClock, type Clock } from '../clock';
-import { ConfigError, UpstreamError } from '../errors';
-import {
-  backoffMs,
-  DEFAULT_RETRY,
-  isTransientStatus,
-  retryAfterMs,
-  sleep,
-  withTimeout,
-  type RetryPolicy,
-} from '../net/retry';
+import type { Clock } from '../clock';
+import { ConfigError } from '../errors';
+import { SignedPoster, type SignedPostOptions } from '../net/webhook';
 import { lazyContainer } from '../state/blob-service';
 import type { Change } from './changes';
 import type { StreamCounts } from './counts';
@@ -149,14 +139,7 @@ export class BlobSink implements ChangeSink {
   }
 }
 
-export interface WebhookSinkOptions {
-  /** The Standard Webhooks secret (`whsec_…`), read from the secret store when first needed. */
-  secret: () => Promise<string>;
-  clock?: Clock;
-  fetch?: typeof fetch;
-  retry?: RetryPolicy;
-  timeoutMs?: number;
-}
+export type WebhookSinkOptions = Omit<SignedPostOptions, 'refusedHint' | 'unavailableHint'>;
 
 /**
  * `webhook`: each page's changes POSTed to DOWNSTREAM_WEBHOOK_URL, signed the Standard Webhooks way. The
@@ -165,20 +148,20 @@ export interface WebhookSinkOptions {
  */
 export class WebhookSink implements ChangeSink {
   readonly description: string;
-  private readonly clock: Clock;
-  private signer?: Promise<Webhook>;
+  private readonly poster: SignedPoster;
 
-  constructor(
-    readonly url: string,
-    private readonly options: WebhookSinkOptions,
-  ) {
-    this.description = `webhook ${new URL(url).origin}`;
-    this.clock = options.clock ?? systemClock;
+  constructor(url: string, options: WebhookSinkOptions) {
+    this.poster = new SignedPoster(url, {
+      ...options,
+      refusedHint: "check the receiver's secret and URL (DOWNSTREAM_WEBHOOK_URL)",
+      unavailableHint: 'the page will be sent again from the checkpoint on the next run',
+    });
+    this.description = this.poster.description;
   }
 
   write(batch: ChangeBatch, options: { abortSignal?: AbortSignal } = {}) {
     const { tenant, runId, stream, page, changes } = batch;
-    return this.send(
+    return this.poster.post(
       `${runId}/${stream}/${page}`,
       'sync.changes',
       { tenant, runId, stream, page, changes },
@@ -187,7 +170,7 @@ export class WebhookSink implements ChangeSink {
   }
 
   endStream(tenant: string, runId: string, stream: string, changedPages: number[], counts: StreamCounts) {
-    return this.send(`${runId}/${stream}/end`, 'sync.stream.completed', {
+    return this.poster.post(`${runId}/${stream}/end`, 'sync.stream.completed', {
       tenant,
       runId,
       stream,
@@ -197,66 +180,7 @@ export class WebhookSink implements ChangeSink {
   }
 
   finish(manifest: RunManifest) {
-    return this.send(`${manifest.runId}/manifest`, 'sync.run.completed', manifest);
-  }
-
-  private async send(key: string, type: string, data: unknown, options: { abortSignal?: AbortSignal } = {}) {
-    this.signer ??= this.options
-      .secret()
-      .then((s) => new Webhook(s))
-      .catch((err: unknown) => {
-        this.signer = undefined;
-        throw err;
-      });
-    const signer = await this.signer;
-    const id = `msg_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
-    const policy = this.options.retry ?? DEFAULT_RETRY;
-    const doFetch = this.options.fetch ?? fetch;
-    for (let attempt = 1; ; attempt++) {
-      const now = new Date(this.clock.now());
-      const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
-      let status: number | undefined;
-      let retryAfter: string | null = null;
-      let cause: unknown;
-      try {
-        const res = await doFetch(this.url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'webhook-id': id,
-            'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-            'webhook-signature': signer.sign(id, now, body),
-          },
-          body,
-          signal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
-          redirect: 'manual',
-        });
-        await res.arrayBuffer().catch(() => undefined);
-        if (res.status >= 200 && res.status < 300) return;
-        status = res.status;
-        retryAfter = res.headers.get('retry-after');
-      } catch (err) {
-        if (options.abortSignal?.aborted) throw err;
-        cause = err;
-      }
-      const transient = status === undefined || isTransientStatus(status);
-      if (!transient || attempt >= policy.maxAttempts) {
-        throw new UpstreamError(
-          transient ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_REJECTED',
-          this.description,
-          status === undefined
-            ? `not reachable after ${attempt} attempts; the page will be sent again from the checkpoint on the next run`
-            : transient
-              ? `answered ${status} ${attempt} times; the page will be sent again from the checkpoint on the next run`
-              : `refused the batch with ${status}; check the receiver's secret and URL (DOWNSTREAM_WEBHOOK_URL)`,
-          { cause, upstreamStatus: status },
-        );
-      }
-      await sleep(
-        retryAfterMs(retryAfter, this.clock.now(), policy.maxDelayMs) ?? backoffMs(attempt, policy),
-        options.abortSignal,
-      );
-    }
+    return this.poster.post(`${manifest.runId}/manifest`, 'sync.run.completed', manifest);
   }
 }
 

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { systemClock, type Clock } from '../clock';
+import { UpstreamError } from '../errors';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  isTransientStatus,
+  retryAfterMs,
+  sleep,
+  withTimeout,
+  type RetryPolicy,
+} from './retry';
+
+export interface SignedPostOptions {
+  /** The Standard Webhooks secret (`whsec_…`), read from the secret store when first needed. */
+  secret: () => Promise<string>;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  retry?: RetryPolicy;
+  timeoutMs?: number;
+  /** What to tell the operator when the receiver refuses for good (names the setting or field). */
+  refusedHint: string;
+  /** What happens next when the receiver stays unreachable. */
+  unavailableHint: string;
+}
+
+/**
+ * Standard Webhooks delivery (`webhook-id`, `webhook-timestamp`, `webhook-signature`): the message id comes
+ * from a stable key, so it is the same on every retry and receivers can de-duplicate; 408/429/5xx and network
+ * failures are retried with capped, jittered backoff honouring Retry-After; other statuses fail at once.
+ */
+export class SignedPoster {
+  readonly description: string;
+  private readonly clock: Clock;
+  private signer?: Promise<Webhook>;
+
+  constructor(
+    readonly url: string,
+    private readonly options: SignedPostOptions,
+  ) {
+    this.description = `webhook ${new URL(url).origin}`;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  static messageId(key: string): string {
+    return `msg_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+  }
+
+  async post(key: string, type: string, data: unknown, options: { abortSignal?: AbortSignal } = {}) {
+    this.signer ??= this.options
+      .secret()
+      .then((s) => new Webhook(s))
+      .catch((err: unknown) => {
+        this.signer = undefined;
+        throw err;
+      });
+    const signer = await this.signer;
+    const id = SignedPoster.messageId(key);
+    const policy = this.options.retry ?? DEFAULT_RETRY;
+    const doFetch = this.options.fetch ?? fetch;
+    for (let attempt = 1; ; attempt++) {
+      const now = new Date(this.clock.now());
+      const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
+      let status: number | undefined;
+      let retryAfter: string | null = null;
+      let cause: unknown;
+      try {
+        const res = await doFetch(this.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+            'webhook-signature': signer.sign(id, now, body),
+          },
+          body,
+          signal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
+          redirect: 'manual',
+        });
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.status >= 200 && res.status < 300) return;
+        status = res.status;
+        retryAfter = res.headers.get('retry-after');
+      } catch (err) {
+        if (options.abortSignal?.aborted) throw err;
+        // A destination refused before any connection (see the export callback's address check) is final.
+        if (err instanceof UpstreamError && err.code === 'UPSTREAM_REJECTED') throw err;
+        cause = err;
+      }
+      const transient = status === undefined || isTransientStatus(status);
+      if (!transient || attempt >= policy.maxAttempts) {
+        throw new UpstreamError(
+          transient ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_REJECTED',
+          this.description,
+          status === undefined
+            ? `not reachable after ${attempt} attempts; ${this.options.unavailableHint}`
+            : transient
+              ? `answered ${status} ${attempt} times; ${this.options.unavailableHint}`
+              : `refused the message with ${status}; ${this.options.refusedHint}`,
+          { cause, upstreamStatus: status },
+        );
+      }
+      await sleep(
+        retryAfterMs(retryAfter, this.clock.now(), policy.maxDelayMs) ?? backoffMs(attempt, policy),
+        options.abortSignal,
+      );
+    }
+  }
+}
