@@ -2,6 +2,7 @@ import type { AccessLayer } from './access';
 import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import { stderrLogger, type Logger } from './log';
+import type { ExportSetup } from './exports/setup';
 import type { SyncSetup } from './sync/setup';
 
 /**
@@ -16,6 +17,8 @@ export interface App {
   access(): AccessLayer;
   /** Streams, state and sinks of the sync, built on first use. */
   sync(): SyncSetup;
+  /** Streams, storage and ledger of the export webhook, built on first use. */
+  exports(): ExportSetup;
 }
 
 let app: App | undefined;
@@ -26,6 +29,7 @@ export function appContext(): App {
     const config = loadConfig(process.env);
     const logger = stderrLogger();
     let sync: SyncSetup | undefined;
+    let exports: ExportSetup | undefined;
     const self: App = {
       config,
       logger,
@@ -41,6 +45,12 @@ export function appContext(): App {
         const { syncSetup } = require('./sync/setup') as typeof import('./sync/setup');
         sync ??= syncSetup(config, self.access(), { clock: appClock, logger });
         return sync;
+      },
+      exports: () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { exportSetup } = require('./exports/setup') as typeof import('./exports/setup');
+        exports ??= exportSetup(config, self.access(), { clock: appClock, logger });
+        return exports;
       },
     };
     app = self;

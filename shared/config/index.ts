@@ -7,6 +7,7 @@ export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
 export const DEFAULT_WEBHOOK_SECRET_NAME = 'downstream-webhook-secret';
 export const DEFAULT_SYNC_SCHEDULE = '0 */15 * * * *';
 export const DEFAULT_LOCAL_SECRETS_FILE = '.local/secrets.json';
+export const DEFAULT_EXPORTS_MAX_CONCURRENT = 2;
 
 const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
 
@@ -59,6 +60,17 @@ export const settingsSchema = z
         .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
     ),
     LOCAL_SECRETS_FILE: optional(z.string().min(1)),
+    EXPORTS_MAX_CONCURRENT: optional(
+      z.coerce.number().int('a whole number').min(1, 'at least 1').max(50, 'at most 50'),
+    ),
+    // When set, POST /api/exports also needs a Standard Webhooks signature made with this secret.
+    EXPORTS_REQUEST_SECRET_NAME: optional(
+      z
+        .string()
+        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
+    ),
+    // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
+    AZURE_FUNCTIONS_ENVIRONMENT: optional(z.string()),
   })
   .superRefine((s, ctx) => {
     // A real tenant needs all four settings; none of them means the embedded sandbox.
@@ -101,6 +113,11 @@ export interface AppConfig {
   downstreamWebhookUrl?: string;
   downstreamWebhookSecretName: string;
   localSecretsFile: string;
+  /** Exports running at once for the tenant; more get 429. */
+  exportsMaxConcurrent: number;
+  exportsRequestSecretName?: string;
+  /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
+  development: boolean;
 }
 
 /** Reads every setting once, naming every bad one in a single error. */
@@ -148,6 +165,9 @@ export function loadConfig(
       options.cwd ?? process.cwd(),
       s.LOCAL_SECRETS_FILE ?? DEFAULT_LOCAL_SECRETS_FILE,
     ),
+    exportsMaxConcurrent: s.EXPORTS_MAX_CONCURRENT ?? DEFAULT_EXPORTS_MAX_CONCURRENT,
+    exportsRequestSecretName: s.EXPORTS_REQUEST_SECRET_NAME,
+    development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
   };
 }
 

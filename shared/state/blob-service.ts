@@ -33,3 +33,63 @@ export function lazyContainer(service: BlobServiceClient, name: string): () => P
       throw err;
     }));
 }
+
+const EMULATOR_ACCOUNT = 'devstoreaccount1';
+
+/**
+ * A token for Azurite's OAuth basic mode, which checks issuer, audience and lifetime but no signature.
+ * Only ever sent to the emulator's development account on this machine (see `delegationService`).
+ */
+export function emulatorCredential(): TokenCredential {
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const tid = '00000000-0000-0000-0000-000000000000';
+  return {
+    getToken: async () => {
+      // Azurite checks lifetimes against the real time, so this reads the system clock.
+      const now = Math.floor(Date.now() / 1000);
+      const claims = {
+        aud: 'https://storage.azure.com',
+        iss: `https://sts.windows.net/${tid}/`,
+        iat: now,
+        nbf: now - 300,
+        exp: now + 3600,
+        oid: '11111111-1111-4111-8111-111111111111',
+        tid,
+      };
+      return {
+        token: `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`,
+        expiresOnTimestamp: (now + 3600) * 1000,
+      };
+    },
+  };
+}
+
+/**
+ * Blob Storage with an identity, for what only an identity may do (user-delegation keys, which sign export
+ * links): the managed identity in Azure — also when AzureWebJobsStorage is a connection string to a real
+ * account — and, for Azurite's development account on loopback, the emulator's development token (Azurite
+ * must then run over HTTPS with `--oauth basic`, as `dev` starts it).
+ */
+export function delegationService(
+  config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
+): BlobServiceClient {
+  if (config.storageConnection) {
+    const parts = new Map(
+      config.storageConnection
+        .split(';')
+        .filter(Boolean)
+        .map((p) => [p.slice(0, p.indexOf('=')).toLowerCase(), p.slice(p.indexOf('=') + 1)]),
+    );
+    const account = parts.get('accountname');
+    const endpoint =
+      parts.get('blobendpoint') ??
+      (parts.get('usedevelopmentstorage') === 'true'
+        ? `http://127.0.0.1:10000/${EMULATOR_ACCOUNT}`
+        : `${parts.get('defaultendpointsprotocol') ?? 'https'}://${account}.blob.${parts.get('endpointsuffix') ?? 'core.windows.net'}`);
+    const emulator =
+      (account === EMULATOR_ACCOUNT || parts.get('usedevelopmentstorage') === 'true') &&
+      ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(endpoint).hostname);
+    return new BlobServiceClient(endpoint, emulator ? emulatorCredential() : azureCredential(config));
+  }
+  return blobService(config);
+}

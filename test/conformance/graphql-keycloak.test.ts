@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccessLayer } from '../../shared/access';
+import { loadConfig } from '../../shared/config';
 import { paginate } from '../../shared/graphql/pager';
 import { RequestRefused } from '../../shared/errors';
 import { LocalFileSecretStore } from '../../shared/secrets';
@@ -28,14 +29,15 @@ afterAll(async () => {
 });
 
 const access = () =>
-  createAccessLayer({
-    tenant: { name: kc.realm, baseUrl: api.url, authUrl: kc.url, clientId: kc.clientId },
-    clientSecretName: 'tenant-client-secret',
-    syncSchedule: '0 */15 * * * *',
-    syncSinks: 'blob',
-    downstreamWebhookSecretName: 'downstream-webhook-secret',
-    localSecretsFile: join(dir, 'secrets.json'),
-  });
+  createAccessLayer(
+    loadConfig({
+      TENANT_NAME: kc.realm,
+      TENANT_BASE_URL: api.url,
+      TENANT_AUTH_URL: kc.url,
+      TENANT_CLIENT_ID: kc.clientId,
+      LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
+    }),
+  );
 
 it('reads every page with the M2M token; the API verifies it against Keycloak and sees the service account', async () => {
   const a = access();

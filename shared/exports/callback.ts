@@ -1,0 +1,137 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { UpstreamError } from '../errors';
+
+/**
+ * Where an export's callback may go. Link-local (169.254/16 — the cloud metadata service — and fe80::/10)
+ * and Azure's platform address are refused always; loopback, private, shared and unique-local ranges unless
+ * the app runs in development. Checked on the URL when the export is requested and again on every address
+ * the host name resolves to when the callback is sent, so DNS cannot point it somewhere else later.
+ */
+const always = new BlockList();
+always.addSubnet('169.254.0.0', 16, 'ipv4');
+always.addAddress('168.63.129.16', 'ipv4');
+always.addSubnet('0.0.0.0', 8, 'ipv4');
+always.addSubnet('224.0.0.0', 3, 'ipv4'); // multicast and reserved
+always.addSubnet('fe80::', 10, 'ipv6');
+always.addSubnet('ff00::', 8, 'ipv6');
+always.addAddress('::', 'ipv6');
+
+const internal = new BlockList();
+internal.addSubnet('127.0.0.0', 8, 'ipv4');
+internal.addSubnet('10.0.0.0', 8, 'ipv4');
+internal.addSubnet('172.16.0.0', 12, 'ipv4');
+internal.addSubnet('192.168.0.0', 16, 'ipv4');
+internal.addSubnet('100.64.0.0', 10, 'ipv4');
+internal.addAddress('::1', 'ipv6');
+internal.addSubnet('fc00::', 7, 'ipv6');
+
+/** IPv4-mapped IPv6 (`::ffff:169.254.169.254`) is judged as the IPv4 address it carries. */
+function plain(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return { address: mapped[1], family: 'ipv4' };
+  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
+}
+
+/** Why this address may not receive a callback, or undefined when it may. */
+export function refusedAddress(address: string, options: { development: boolean }): string | undefined {
+  const a = plain(address);
+  if (always.check(a.address, a.family)) return `${address} is a link-local, metadata or reserved address`;
+  if (!options.development && internal.check(a.address, a.family))
+    return `${address} is a loopback or private address (allowed only in development)`;
+  return undefined;
+}
+
+const LOCAL_NAMES = /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i;
+
+/** Why this callback URL is refused, or undefined. Syntax, scheme and literal addresses only: names are checked when sent. */
+export function refusedCallbackUrl(value: string, options: { development: boolean }): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (url.username || url.password) return 'must not carry a user name or password';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) {
+    const why = refusedAddress(host, options);
+    return why && `refused: ${why}`;
+  }
+  if (!options.development && LOCAL_NAMES.test(host)) return `refused: ${host} is a local name`;
+  return undefined;
+}
+
+/** A DNS lookup that fails for addresses a callback may not reach (checked at connect time: no rebinding). */
+export function guardedLookup(options: { development: boolean }): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const list = addresses as LookupAddress[];
+      for (const a of list) {
+        const why = refusedAddress(a.address, options);
+        if (why) {
+          return callback(
+            Object.assign(new Error(`${hostname} resolves to ${why}`), { code: 'CALLBACK_REFUSED' }),
+            '',
+            0,
+          );
+        }
+      }
+      if ((lookupOptions as { all?: boolean }).all)
+        return (callback as never as (e: null, a: LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+/**
+ * A `fetch` for callbacks over node:https with the guarded lookup (the global fetch cannot take a lookup):
+ * no redirects, a body cap on the answer, the caller's abort signal.
+ */
+export function guardedFetch(options: { development: boolean }): typeof fetch {
+  const lookup = guardedLookup(options);
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    const body = typeof init.body === 'string' ? init.body : '';
+    return new Promise<Response>((resolve, reject) => {
+      const req = httpsRequest(
+        url,
+        {
+          method: init.method ?? 'POST',
+          headers: { ...(init.headers as Record<string, string>), 'content-length': Buffer.byteLength(body) },
+          lookup,
+          signal: init.signal ?? undefined,
+        },
+        (res) => {
+          let size = 0;
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size <= 64 * 1024) chunks.push(c);
+          });
+          res.on('end', () => {
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(res.headers))
+              if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+            const status = res.statusCode ?? 502;
+            // Response refuses a body with these statuses.
+            const empty = status === 204 || status === 205 || status === 304;
+            resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          err.code === 'CALLBACK_REFUSED'
+            ? new UpstreamError('UPSTREAM_REJECTED', `callback ${url.origin}`, err.message, { cause: err })
+            : err,
+        ),
+      );
+      req.end(body);
+    });
+  }) as typeof fetch;
+}

@@ -1,0 +1,218 @@
+import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { isRunning, readInstance } from '../durable';
+import {
+  EXPORT,
+  exportInputSchema,
+  exportInstanceId,
+  exportState,
+  exportStateSchema,
+  type ExportInput,
+  type ExportState,
+} from './orchestration';
+import {
+  callerScope,
+  EXPORT_ID,
+  MAX_BODY_BYTES,
+  parseExportRequest,
+  parseIdempotencyKey,
+  requestHash,
+} from './request';
+import { publicExport } from './run';
+import type { ExportSetup } from './setup';
+
+const POLL_SECONDS = 5;
+const BUSY_RETRY_SECONDS = 30;
+
+const refuse = (status: number, error: string, message: string, extra: object = {}, headers = {}) => ({
+  status,
+  jsonBody: { error, message, ...extra },
+  headers,
+});
+
+/** The export's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
+export function stateOf(instance: DurableOrchestrationStatus): ExportState | undefined {
+  const reported = exportStateSchema.safeParse(instance.customStatus);
+  const input = exportInputSchema.safeParse(instance.input);
+  let state: ExportState | undefined = reported.success ? reported.data : undefined;
+  if (!state && input.success) state = { ...exportState(input.data, {}, []), status: 'queued' };
+  if (!state) return undefined;
+  const stopped = ['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus);
+  if (stopped && state.status !== 'completed' && state.status !== 'failed')
+    return {
+      ...state,
+      status: 'failed',
+      error: `the export stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`,
+    };
+  return state;
+}
+
+function statusUrl(request: HttpRequest, id: string): string {
+  const url = new URL(request.url);
+  url.pathname = `${url.pathname.replace(/\/exports\/?$/, '')}/exports/${id}`;
+  url.search = '';
+  return url.href;
+}
+
+function accepted(request: HttpRequest, id: string, status: string, replayed = false): HttpResponseInit {
+  const location = statusUrl(request, id);
+  return {
+    status: 202,
+    jsonBody: { id, status, statusUrl: location },
+    headers: {
+      location,
+      'retry-after': String(POLL_SECONDS),
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    },
+  };
+}
+
+/**
+ * POST /api/exports: checks the body (and signature, when required), honours Idempotency-Key, takes one of
+ * the tenant's export slots and starts the export orchestration; 202 with where to poll.
+ */
+export async function createExport(
+  request: HttpRequest,
+  client: DurableClient,
+  setup: ExportSetup,
+): Promise<HttpResponseInit> {
+  const type = request.headers.get('content-type');
+  if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
+    return refuse(415, 'unsupported_media_type', 'send the body as application/json');
+  const bytes = Buffer.from(await request.arrayBuffer());
+  if (bytes.length > MAX_BODY_BYTES)
+    return refuse(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return refuse(400, 'invalid_request', 'the body is not UTF-8 text', { problems: ['body: not UTF-8'] });
+  }
+  if (setup.requestSecret) {
+    try {
+      new Webhook(await setup.requestSecret()).verify(text, {
+        'webhook-id': request.headers.get('webhook-id') ?? '',
+        'webhook-timestamp': request.headers.get('webhook-timestamp') ?? '',
+        'webhook-signature': request.headers.get('webhook-signature') ?? '',
+      });
+    } catch (err) {
+      return refuse(
+        401,
+        'invalid_signature',
+        `the Standard Webhooks signature does not verify: ${(err as Error).message}`,
+      );
+    }
+  }
+  const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+  const parsed = parseExportRequest(text, {
+    knownStreams: setup.streams.map((s) => s.name),
+    development: setup.development,
+  });
+  const problems = [...(key.ok ? [] : key.problems), ...(parsed.ok ? [] : parsed.problems)];
+  if (!key.ok || !parsed.ok)
+    return refuse(400, 'invalid_request', problems.join('; '), {
+      problems,
+      ...(problems.some((p) => p.startsWith('streams: unknown'))
+        ? { knownStreams: setup.streams.map((s) => s.name) }
+        : {}),
+    });
+  const now = setup.clock.now();
+  const id = randomUUID();
+  const scope = callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'));
+  const bodyHash = requestHash(parsed.value);
+  if (key.value) {
+    const claimed = await setup.ledger.claimKey(
+      scope,
+      key.value,
+      { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
+      now,
+    );
+    if (claimed !== 'claimed') {
+      if (claimed.bodyHash !== bodyHash)
+        return refuse(
+          422,
+          'idempotency_key_reused',
+          'this Idempotency-Key was used with a different request in the last 24 hours; use a new key',
+          { id: claimed.exportId },
+        );
+      const existing = await readInstance(client, exportInstanceId(claimed.exportId));
+      return accepted(request, claimed.exportId, (existing && stateOf(existing)?.status) ?? 'queued', true);
+    }
+  }
+  const slot = await setup.ledger.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {
+    const instance = await readInstance(client, exportInstanceId(holder));
+    return instance ? isRunning(instance.runtimeStatus) : undefined;
+  });
+  if (!slot) {
+    if (key.value) await setup.ledger.releaseKey(scope, key.value);
+    return refuse(
+      429,
+      'too_many_exports',
+      `${setup.maxConcurrent} export${setup.maxConcurrent > 1 ? 's are' : ' is'} already running for this tenant (EXPORTS_MAX_CONCURRENT); retry later`,
+      {},
+      { 'retry-after': String(BUSY_RETRY_SECONDS) },
+    );
+  }
+  const input: ExportInput = {
+    id,
+    tenant: setup.tenant,
+    ...parsed.value,
+    requestedAt: new Date(now).toISOString(),
+  };
+  try {
+    await client.startNew(EXPORT.orchestrator, { instanceId: exportInstanceId(id), input });
+  } catch (err) {
+    await setup.ledger.releaseSlot(setup.tenant, id).catch(() => undefined);
+    if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);
+    setup.logger.log('error', 'export could not start', { reason: (err as Error).message });
+    return refuse(503, 'unavailable', 'the export could not be started; retry', {}, { 'retry-after': '10' });
+  }
+  setup.logger.log('info', 'export started', {
+    instanceId: exportInstanceId(id),
+    count: input.streams.length,
+  });
+  return accepted(request, id, 'queued');
+}
+
+/** GET /api/exports/{id}: state and progress; when complete, a fresh 15-minute link per file. */
+export async function exportStatus(
+  request: HttpRequest,
+  client: DurableClient,
+  setup: ExportSetup,
+): Promise<HttpResponseInit> {
+  const id = request.params.id ?? '';
+  if (!EXPORT_ID.test(id))
+    return refuse(400, 'invalid_request', 'the export id is not one this service issued');
+  const instance = await readInstance(client, exportInstanceId(id));
+  const state = instance && stateOf(instance);
+  if (!state) return refuse(404, 'not_found', `no export ${id}`);
+  const busy = state.status === 'queued' || state.status === 'running';
+  return {
+    status: 200,
+    jsonBody: await publicExport(setup, state),
+    headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
+  };
+}
+
+/** Storage or the durable store failing is the caller's 503 (retry), never a bare 500. */
+export async function unlessUnavailable(
+  setup: () => ExportSetup,
+  handle: (setup: ExportSetup) => Promise<HttpResponseInit>,
+): Promise<HttpResponseInit> {
+  let s: ExportSetup | undefined;
+  try {
+    s = setup();
+    return await handle(s);
+  } catch (err) {
+    s?.logger.log('error', 'export request failed', { reason: (err as Error).message.split('\n')[0] });
+    return refuse(
+      503,
+      'unavailable',
+      'the export service could not answer; retry shortly',
+      {},
+      { 'retry-after': '10' },
+    );
+  }
+}

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { EXPORT_FORMATS } from './formats';
+
+export const EXPORT = {
+  orchestrator: 'exportRun',
+  stream: 'exportStream',
+  finish: 'exportFinish',
+  notify: 'exportNotify',
+} as const;
+
+/** Streams of one export written at once. */
+export const EXPORT_CONCURRENCY = 3;
+
+export const exportInstanceId = (id: string) => `export-${id}`;
+
+export const exportInputSchema = z.object({
+  id: z.string().uuid(),
+  tenant: z.string(),
+  streams: z.array(z.string()).min(1),
+  format: z.enum(EXPORT_FORMATS),
+  gzip: z.boolean(),
+  callbackUrl: z.string().optional(),
+  requestedAt: z.string(),
+});
+export type ExportInput = z.infer<typeof exportInputSchema>;
+
+export const streamTaskSchema = exportInputSchema.pick({ id: true, format: true, gzip: true }).extend({
+  stream: z.string(),
+});
+export type StreamTask = z.infer<typeof streamTaskSchema>;
+
+const fileSchema = z.object({
+  stream: z.string(),
+  /** Blob name inside the `exports` container: `{id}/{stream}.{ext}`. */
+  name: z.string(),
+  records: z.number(),
+  bytes: z.number(),
+  sha256: z.string(),
+});
+export type StoredFile = z.infer<typeof fileSchema>;
+
+export const streamOutcomeSchema = z.union([
+  z.object({ ok: z.literal(true), file: fileSchema }),
+  z.object({ ok: z.literal(false), stream: z.string(), error: z.string() }),
+]);
+export type StreamOutcome = z.infer<typeof streamOutcomeSchema>;
+
+export type StreamState = 'pending' | 'running' | 'completed' | 'failed';
+
+/**
+ * An export as its status route and callback show it (and as the orchestration's custom status keeps it):
+ * never a token, a durable management URL or a download link — links are signed when asked for.
+ */
+export const exportStateSchema = z.object({
+  id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  format: z.enum(EXPORT_FORMATS),
+  gzip: z.boolean(),
+  requestedAt: z.string(),
+  finishedAt: z.string().optional(),
+  streams: z.array(
+    z.object({
+      name: z.string(),
+      status: z.enum(['pending', 'running', 'completed', 'failed']),
+      records: z.number().optional(),
+      bytes: z.number().optional(),
+      sha256: z.string().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+  progress: z.object({ streamsDone: z.number(), streamsTotal: z.number() }),
+  /** Blob names of the files and the manifest (inside `exports`), when completed. */
+  files: z.array(fileSchema).optional(),
+  manifest: z.string().optional(),
+  error: z.string().optional(),
+  callback: z
+    .object({ status: z.enum(['pending', 'delivered', 'failed']), error: z.string().optional() })
+    .optional(),
+});
+export type ExportState = z.infer<typeof exportStateSchema>;
+
+/** The state from the input and what the streams have done so far. */
+export function exportState(
+  input: ExportInput,
+  outcomes: Record<string, StreamOutcome>,
+  running: string[],
+  final?: { status: 'completed' | 'failed'; finishedAt: string; manifest?: string; error?: string },
+): ExportState {
+  const streams = input.streams.map((name) => {
+    const o = outcomes[name];
+    if (o?.ok) {
+      const { records, bytes, sha256 } = o.file;
+      return { name, status: 'completed' as const, records, bytes, sha256 };
+    }
+    if (o) return { name, status: 'failed' as const, error: o.error };
+    return { name, status: running.includes(name) ? ('running' as const) : ('pending' as const) };
+  });
+  const files = input.streams.flatMap((s) => {
+    const o = outcomes[s];
+    return o?.ok ? [o.file] : [];
+  });
+  return {
+    id: input.id,
+    status: final?.status ?? 'running',
+    format: input.format,
+    gzip: input.gzip,
+    requestedAt: input.requestedAt,
+    ...(final ? { finishedAt: final.finishedAt } : {}),
+    streams,
+    progress: { streamsDone: Object.keys(outcomes).length, streamsTotal: input.streams.length },
+    ...(final?.status === 'completed' ? { files, manifest: final.manifest } : {}),
+    ...(final?.error ? { error: final.error } : {}),
+  };
+}

@@ -1,0 +1,116 @@
+import type { TenantGraphqlClient } from '../graphql/client';
+import { SignedPoster } from '../net/webhook';
+import { guardedFetch } from './callback';
+import type { ExportInput, ExportState, StreamOutcome, StreamTask } from './orchestration';
+import type { ExportSetup } from './setup';
+import type { DownloadLink } from './storage';
+
+/** One stream to its blob. A failure is an outcome (with its message), so the other streams' results stay. */
+export async function runExportStream(
+  setup: ExportSetup,
+  graphql: TenantGraphqlClient,
+  task: StreamTask,
+): Promise<StreamOutcome> {
+  const stream = setup.streams.find((s) => s.name === task.stream);
+  if (!stream) return { ok: false, stream: task.stream, error: `stream ${task.stream} is no longer defined` };
+  try {
+    const file = await setup.storage.writeStream(graphql, stream, task);
+    setup.logger.log('info', 'export stream written', { stream: task.stream, records: file.records });
+    return { ok: true, file };
+  } catch (err) {
+    setup.logger.log('warn', 'export stream failed', { stream: task.stream, reason: (err as Error).message });
+    return { ok: false, stream: task.stream, error: (err as Error).message };
+  }
+}
+
+/** The manifest (when every stream succeeded), then the tenant's slot is freed whatever happened. */
+export async function finishExport(
+  setup: ExportSetup,
+  input: ExportInput,
+  outcomes: StreamOutcome[],
+  finishedAt: string,
+): Promise<{ manifest?: string }> {
+  try {
+    if (outcomes.length !== input.streams.length || !outcomes.every((o) => o.ok)) return {};
+    const files = outcomes.flatMap((o) => (o.ok ? [o.file] : []));
+    const manifest = await setup.storage.writeManifest(input.id, {
+      id: input.id,
+      tenant: input.tenant,
+      format: input.format,
+      gzip: input.gzip,
+      requestedAt: input.requestedAt,
+      finishedAt,
+      files: files.map(({ stream, name, records, bytes, sha256 }) => ({
+        stream,
+        file: name.slice(name.indexOf('/') + 1),
+        records,
+        bytes,
+        sha256,
+      })),
+    });
+    return { manifest };
+  } finally {
+    await setup.ledger.releaseSlot(input.tenant, input.id);
+  }
+}
+
+export interface PublicFile {
+  stream: string;
+  file: string;
+  records: number;
+  bytes: number;
+  sha256: string;
+  url?: string;
+  expiresAt?: string;
+}
+
+/** What callers see: the state, with a fresh 15-minute link per file when the export is complete. */
+export async function publicExport(setup: ExportSetup, state: ExportState) {
+  const { files, manifest, ...rest } = state;
+  if (state.status !== 'completed' || !files) return rest;
+  let links: DownloadLink[] = [];
+  let linksError: string | undefined;
+  try {
+    links = await setup.storage.links(
+      [...files.map((f) => f.name), ...(manifest ? [manifest] : [])],
+      setup.clock.now(),
+    );
+  } catch (err) {
+    linksError = `download links could not be signed: ${(err as Error).message.split('\n')[0]}`;
+    setup.logger.log('warn', 'export links failed', { reason: linksError });
+  }
+  const link = (name: string) => links.find((l) => l.name === name);
+  return {
+    ...rest,
+    files: files.map((f): PublicFile => ({
+      stream: f.stream,
+      file: f.name.slice(f.name.indexOf('/') + 1),
+      records: f.records,
+      bytes: f.bytes,
+      sha256: f.sha256,
+      ...(link(f.name) ? { url: link(f.name)?.url, expiresAt: link(f.name)?.expiresAt } : {}),
+    })),
+    ...(manifest && link(manifest) ? { manifestUrl: link(manifest)?.url } : {}),
+    ...(linksError ? { linksError } : {}),
+  };
+}
+
+/** The signed callback: the status body as GET shows it, POSTed the Standard Webhooks way. */
+export async function notifyExport(
+  setup: ExportSetup,
+  state: ExportState,
+  callbackUrl: string,
+): Promise<void> {
+  const poster = new SignedPoster(callbackUrl, {
+    secret: setup.callbackSecret,
+    clock: setup.clock,
+    fetch: guardedFetch({ development: setup.development }),
+    refusedHint: 'check the callbackUrl and that the receiver uses the downstream webhook secret',
+    unavailableHint: "the export's status and links stay available from GET /api/exports/{id}",
+  });
+  await poster.post(
+    `export/${state.id}/${state.status}`,
+    `export.${state.status}`,
+    await publicExport(setup, state),
+  );
+}

@@ -1,0 +1,132 @@
+import {
+  BlobSASPermissions,
+  generateBlobSASQueryParameters,
+  SASProtocol,
+  type BlobServiceClient,
+  type ContainerClient,
+  type UserDelegationKey,
+} from '@azure/storage-blob';
+import { PassThrough } from 'node:stream';
+import type { TenantGraphqlClient } from '../graphql/client';
+import { lazyContainer } from '../state/blob-service';
+import type { StreamDefinition } from '../streams';
+import { extensionOf, type ExportFormat } from './formats';
+import type { StoredFile } from './orchestration';
+import { exportStream } from './write';
+
+export const EXPORTS_CONTAINER = 'exports';
+/** How long a download link works. */
+export const LINK_SECONDS = 15 * 60;
+/** Links start a little in the past: the storage service's clock may be behind ours. */
+const SKEW_SECONDS = 5 * 60;
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+};
+
+export interface DownloadLink {
+  name: string;
+  url: string;
+  expiresAt: string;
+}
+
+/**
+ * Export files in Blob Storage under `exports/{id}/`: written streaming (a bounded pipe into staged blocks,
+ * so memory does not grow with the export), and handed out as read-only user-delegation SAS links for one
+ * blob each, valid 15 minutes — signed with a key from the identity, never with an account key.
+ */
+export class ExportStorage {
+  private readonly container: () => Promise<ContainerClient>;
+  private key?: { value: UserDelegationKey; expiresMs: number };
+
+  constructor(
+    service: BlobServiceClient,
+    /** A client authenticated with an identity (see `delegationService`), for user-delegation keys. */
+    private readonly delegation: () => BlobServiceClient,
+  ) {
+    this.container = lazyContainer(service, EXPORTS_CONTAINER);
+  }
+
+  async writeStream(
+    graphql: TenantGraphqlClient,
+    stream: StreamDefinition,
+    task: { id: string; format: ExportFormat; gzip: boolean },
+    options: { abortSignal?: AbortSignal } = {},
+  ): Promise<StoredFile> {
+    const name = `${task.id}/${stream.name}.${extensionOf(task.format, task.gzip)}`;
+    const blob = (await this.container()).getBlockBlobClient(name);
+    const stop = new AbortController();
+    const signal = options.abortSignal ? AbortSignal.any([stop.signal, options.abortSignal]) : stop.signal;
+    const pipe = new PassThrough({ highWaterMark: 1 << 20 });
+    const uploading = blob
+      .uploadStream(pipe, 4 << 20, 2, {
+        abortSignal: signal,
+        blobHTTPHeaders: {
+          blobContentType: task.gzip ? 'application/gzip' : CONTENT_TYPES[task.format],
+          blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
+        },
+      })
+      .catch((err: unknown) => {
+        stop.abort(err);
+        throw err;
+      });
+    const writing = exportStream(graphql, stream, pipe, { ...task, abortSignal: signal }).catch(
+      (err: unknown) => {
+        pipe.destroy(err as Error);
+        throw err;
+      },
+    );
+    const [written, uploaded] = await Promise.allSettled([writing, uploading]);
+    // The reading side's error says more than the upload's "aborted", and the other way round.
+    if (written.status === 'rejected' && !stop.signal.aborted) throw written.reason;
+    if (uploaded.status === 'rejected') throw uploaded.reason;
+    if (written.status === 'rejected') throw written.reason;
+    const { records, bytes, sha256 } = written.value;
+    return { stream: stream.name, name, records, bytes, sha256 };
+  }
+
+  async writeManifest(id: string, manifest: object): Promise<string> {
+    const name = `${id}/manifest.json`;
+    const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    await (
+      await this.container()
+    )
+      .getBlockBlobClient(name)
+      .upload(text, Buffer.byteLength(text), { blobHTTPHeaders: { blobContentType: 'application/json' } });
+    return name;
+  }
+
+  /** One read-only link per blob, valid LINK_SECONDS from `nowMs`. */
+  async links(names: string[], nowMs: number): Promise<DownloadLink[]> {
+    const service = this.delegation();
+    const startsOn = new Date(nowMs - SKEW_SECONDS * 1000);
+    const expiresOn = new Date(nowMs + LINK_SECONDS * 1000);
+    // One key serves many links: reuse it while it outlives the links it signs.
+    if (!this.key || this.key.expiresMs < expiresOn.getTime()) {
+      const keyExpires = new Date(nowMs + 3600 * 1000);
+      this.key = {
+        value: await service.getUserDelegationKey(startsOn, keyExpires),
+        expiresMs: keyExpires.getTime(),
+      };
+    }
+    const key = this.key.value;
+    return names.map((name) => {
+      const sas = generateBlobSASQueryParameters(
+        {
+          containerName: EXPORTS_CONTAINER,
+          blobName: name,
+          permissions: BlobSASPermissions.parse('r'),
+          startsOn,
+          expiresOn,
+          protocol: SASProtocol.Https,
+        },
+        key,
+        service.accountName,
+      ).toString();
+      const url = `${service.getContainerClient(EXPORTS_CONTAINER).getBlobClient(name).url}?${sas}`;
+      return { name, url, expiresAt: expiresOn.toISOString() };
+    });
+  }
+}
