@@ -1,4 +1,6 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
@@ -14,12 +16,13 @@ export interface Received {
  */
 export async function webhookReceiver(
   secret = `whsec_${Buffer.from('receiver-test-secret-32-bytes!!!').toString('base64')}`,
+  options: { tls?: { certFile: string; keyFile: string }; path?: string } = {},
 ) {
   const verifier = new Webhook(secret);
   const received: Received[] = [];
   const rejected: string[] = [];
   let failures: { left: number; status: number } = { left: 0, status: 503 };
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -41,11 +44,17 @@ export async function webhookReceiver(
         res.writeHead(400).end();
       }
     });
-  });
+  };
+  const server = options.tls
+    ? createHttpsServer(
+        { cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) },
+        handler,
+      )
+    : createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks/sync`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}${options.path ?? '/hooks/sync'}`,
     secret,
     received,
     rejected,
