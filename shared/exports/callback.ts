@@ -96,6 +96,10 @@ export function guardedFetch(options: { development: boolean }): typeof fetch {
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     const body = typeof init.body === 'string' ? init.body : '';
+    // Literal addresses skip the lookup: check them here.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    const refused = isIP(literal) ? refusedAddress(literal, options) : undefined;
+    if (refused) throw new UpstreamError('UPSTREAM_REJECTED', `callback ${url.origin}`, refused);
     return new Promise<Response>((resolve, reject) => {
       const req = httpsRequest(
         url,
