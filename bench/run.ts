@@ -1,4 +1,5 @@
 import { coldstartBench } from './coldstart';
+import { exportBench } from './export';
 import { syncBench } from './sync';
 import { tokenBench } from './token';
 
@@ -7,6 +8,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   token: tokenBench,
   coldstart: coldstartBench,
   sync: syncBench,
+  export: exportBench,
 };
 
 async function main(): Promise<number> {

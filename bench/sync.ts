@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 const DIST = resolve(__dirname, '..');
 const run = promisify(execFile);
 
-async function startSandbox(records: number) {
+export async function startSandboxProcess(records: number) {
   const child = spawn(
     process.execPath,
     [resolve(DIST, '..', 'bin', 'tenant-integrations.js'), 'sandbox', '--records', String(records)],
@@ -36,7 +36,10 @@ async function startSandbox(records: number) {
   return { info, stop: () => child.kill('SIGTERM') };
 }
 
-async function measure(mode: 'raw' | 'sync', sandbox: Awaited<ReturnType<typeof startSandbox>>['info']) {
+async function measure(
+  mode: 'raw' | 'sync',
+  sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['info'],
+) {
   const { stdout } = await run(
     process.execPath,
     [resolve(DIST, 'bench', 'sync-child.js'), JSON.stringify({ mode, stream: 'controls', ...sandbox })],
@@ -49,7 +52,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 export async function syncBench(): Promise<Record<string, unknown>> {
-  const small = await startSandbox(100_000);
+  const small = await startSandboxProcess(100_000);
   const rawRate: number[] = [];
   const syncRate: number[] = [];
   const rss100k: number[] = [];
@@ -66,7 +69,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
   } finally {
     small.stop();
   }
-  const large = await startSandbox(1_000_000);
+  const large = await startSandboxProcess(1_000_000);
   let big: { records: number; ms: number; peakRssMb: number };
   let bigRaw: { records: number; ms: number; peakRssMb: number };
   try {

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccessLayer } from '../shared/access';
+import { loadConfig } from '../shared/config';
+import { ExportStorage } from '../shared/exports/storage';
+import { LocalFileSecretStore } from '../shared/secrets';
+import { blobService } from '../shared/state/blob-service';
+import { resolveStreams } from '../shared/streams';
+
+/**
+ * One export of one stream to Blob Storage (Azurite) in a fresh process — the export activity's own code —
+ * so its peak RSS is its own. Prints one JSON line.
+ */
+interface Args {
+  baseUrl: string;
+  authUrl: string;
+  tenant: string;
+  clientId: string;
+  clientSecret: string;
+  storage: string;
+  stream: string;
+  format: 'ndjson' | 'csv' | 'json';
+  gzip: boolean;
+}
+
+async function main() {
+  const a = JSON.parse(process.argv[2]) as Args;
+  const dir = mkdtempSync(join(tmpdir(), 'ti-bench-export-'));
+  try {
+    const secretsFile = join(dir, 'secrets.json');
+    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', a.clientSecret);
+    const config = loadConfig({
+      TENANT_NAME: a.tenant,
+      TENANT_BASE_URL: a.baseUrl,
+      TENANT_AUTH_URL: a.authUrl,
+      TENANT_CLIENT_ID: a.clientId,
+      LOCAL_SECRETS_FILE: secretsFile,
+      AzureWebJobsStorage: a.storage,
+    });
+    const [stream] = resolveStreams({ select: [a.stream] });
+    const storage = new ExportStorage(blobService(config), () => blobService(config));
+    const started = process.hrtime.bigint();
+    const file = await storage.writeStream(createAccessLayer(config).graphql, stream, {
+      id: `bench-${process.pid}`,
+      format: a.format,
+      gzip: a.gzip,
+    });
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    process.stdout.write(
+      `${JSON.stringify({ records: file.records, bytes: file.bytes, ms, peakRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+});
