@@ -52,6 +52,9 @@ param syncSinks string = 'blob'
 @description('Where the webhook sink POSTs (https); empty when SYNC_SINKS has no webhook. Its signing secret is the Key Vault secret downstream-webhook-secret.')
 param downstreamWebhookUrl string = ''
 
+@description('Exports that may run at once, 1-50 (EXPORTS_MAX_CONCURRENT; a string because azd substitutes strings); more get 429 with Retry-After.')
+param exportsMaxConcurrent string = '2'
+
 @description('Node.js version of the function app.')
 @allowed(['20', '22'])
 param nodeVersion string = '22'
@@ -138,6 +141,7 @@ module app 'modules/function-app.bicep' = {
       SYNC_STREAMS: syncStreams
       SYNC_SINKS: syncSinks
       DOWNSTREAM_WEBHOOK_URL: downstreamWebhookUrl
+      EXPORTS_MAX_CONCURRENT: exportsMaxConcurrent
       DURABLE_TASK_HUB: 'TenantIntegrations'
     }
   }

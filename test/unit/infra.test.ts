@@ -279,6 +279,7 @@ describe('app settings', () => {
       SYNC_STREAMS: '',
       SYNC_SINKS: 'blob',
       DOWNSTREAM_WEBHOOK_URL: '',
+      EXPORTS_MAX_CONCURRENT: '2',
       AzureWebJobsStorage__blobServiceUri: 'https://stabc.blob.core.windows.net/',
       AzureWebJobsStorage__queueServiceUri: 'https://stabc.queue.core.windows.net/',
       AzureWebJobsStorage__tableServiceUri: 'https://stabc.table.core.windows.net/',
