@@ -15,12 +15,14 @@ const args = process.argv.slice(2);
 // With `npm start` running, commands use its Azurite, which speaks HTTPS with a local certificate; Node
 // reads extra trusted certificates only at start-up, so the command runs again with it.
 const ca =
-  args[0] !== 'dev' && !process.env.NODE_EXTRA_CA_CERTS && require('../dist/cli/context.js').devStackCaFile();
+  args[0] !== 'dev' &&
+  !process.env.TENANT_INTEGRATIONS_TRUSTED &&
+  require('../dist/cli/context.js').devStackCaFile();
 if (ca) {
   const { spawnSync } = require('node:child_process');
   const run = spawnSync(process.execPath, [process.argv[1], ...args], {
     stdio: 'inherit',
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: ca },
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: ca, TENANT_INTEGRATIONS_TRUSTED: '1' },
   });
   process.exit(run.status ?? 1);
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -52,6 +53,24 @@ export async function localCertificate(
   await writeFile(certFile, pems.cert);
   await writeFile(keyFile, pems.private, { mode: 0o600 });
   return { certFile, keyFile, cert: pems.cert };
+}
+
+/**
+ * What to put in NODE_EXTRA_CA_CERTS so a process trusts `caFile` too: Node takes a single file, so when the
+ * environment already names one (a corporate proxy's CA, a system bundle), both go into `trust.pem` beside it.
+ */
+export function extraCaBundle(caFile: string, env: NodeJS.ProcessEnv = process.env): string {
+  const existing = env.NODE_EXTRA_CA_CERTS;
+  if (!existing || existing === caFile) return caFile;
+  let before = '';
+  try {
+    before = readFileSync(existing, 'utf8');
+  } catch {
+    return caFile; // the setting names no readable file: Node would ignore it too
+  }
+  const bundle = join(dirname(caFile), 'trust.pem');
+  writeFileSync(bundle, `${before.trimEnd()}\n${readFileSync(caFile, 'utf8')}`);
+  return bundle;
 }
 
 /**

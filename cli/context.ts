@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { RunningSandbox } from '../sandbox/server';
+import { extraCaBundle } from './azurite';
 import { loadConfig, readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
 import { LocalFileSecretStore } from '../shared/secrets/local-file';
 
@@ -51,7 +52,7 @@ export async function runningDevStack(config: AppConfig) {
 }
 
 /**
- * The certificate file a command must trust to reach the running stack's Azurite, or undefined. Read before
+ * The certificate file (a bundle with any the environment already names) a command must trust to reach the running stack's Azurite, or undefined. Read before
  * anything else runs: Node takes extra CAs (NODE_EXTRA_CA_CERTS) only at start-up, so the launcher re-runs
  * the command with it set.
  */
@@ -62,7 +63,7 @@ export function devStackCaFile(cwd = process.cwd()): string | undefined {
     const lock = devLockSchema.parse(
       JSON.parse(readFileSync(join(dirname(config.localSecretsFile), 'dev.lock'), 'utf8')),
     );
-    return lock.settings && lock.caFile && pidAlive(lock.pid) ? lock.caFile : undefined;
+    return lock.settings && lock.caFile && pidAlive(lock.pid) ? extraCaBundle(lock.caFile) : undefined;
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
 import { intOption, parse, UsageError } from './args';
-import { startAzurite, type RunningAzurite } from './azurite';
+import { extraCaBundle, startAzurite, type RunningAzurite } from './azurite';
 import { cliConfig, DEV_STACK_SETTINGS, pidAlive } from './context';
 
 export const DEV_USAGE = 'dev [--port N] [--json]   (sandbox + Azurite + the functions app)';
@@ -106,7 +106,7 @@ export async function devCommand(args: string[]): Promise<number> {
       TENANT_CLIENT_SECRET_NAME: config.clientSecretName,
       LOCAL_SECRETS_FILE: config.localSecretsFile,
       AzureWebJobsStorage: azurite.connectionString,
-      NODE_EXTRA_CA_CERTS: azurite.caFile,
+      NODE_EXTRA_CA_CERTS: azurite.caFile && extraCaBundle(azurite.caFile),
       AZURE_FUNCTIONS_ENVIRONMENT: 'Development',
       SYNC_SCHEDULE: config.syncSchedule,
       HOST_MASTER_KEY: keys.master,

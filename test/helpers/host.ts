@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { resolve } from 'node:path';
-import { startAzurite, type RunningAzurite } from '../../cli/azurite';
+import { extraCaBundle, startAzurite, type RunningAzurite } from '../../cli/azurite';
 
 const MAIN = resolve(__dirname, '../../dist/devhost/main.js');
 export const FIXTURE_APP = resolve(__dirname, '../fixtures/host-app/index.js');
@@ -30,7 +30,7 @@ export function startHostProcess(
         ...process.env,
         AzureWebJobsStorage: azurite.connectionString,
         // Azurite over HTTPS (the stack's): the host trusts its certificate, as `dev` arranges.
-        ...(azurite.caFile ? { NODE_EXTRA_CA_CERTS: azurite.caFile } : {}),
+        ...(azurite.caFile ? { NODE_EXTRA_CA_CERTS: extraCaBundle(azurite.caFile) } : {}),
         // A schedule that never comes round in a test; tests that sync trigger the timer themselves.
         SYNC_SCHEDULE: '0 0 0 1 1 *',
         ...(options.keys?.master ? { HOST_MASTER_KEY: options.keys.master } : {}),

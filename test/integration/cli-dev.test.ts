@@ -46,7 +46,8 @@ describe('tenant-integrations dev (npm start)', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ userCode: waiting.userCode, username: 'admin' }),
       });
-      expect(await new Promise((done) => login.child.once('exit', done))).toBe(0);
+      const loginCode = await new Promise((done) => login.child.once('exit', done));
+      expect({ code: loginCode, stderr: login.stderr() }).toMatchObject({ code: 0 });
       expect(login.stderr()).toContain('running local stack');
       const session = await fetch(`${line.apiBaseUrl}/manage/session`, {
         headers: { 'x-functions-key': line.adminKey },
