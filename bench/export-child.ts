@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
-import { loadConfig } from '../shared/config';
 import { ExportStorage } from '../shared/exports/storage';
-import { LocalFileSecretStore } from '../shared/secrets';
 import { blobService } from '../shared/state/blob-service';
 import { resolveStreams } from '../shared/streams';
+import { sandboxConfig } from './sandbox-config';
 
 /**
  * One export of one stream to Blob Storage (Azurite) in a fresh process — the export activity's own code —
@@ -28,16 +27,7 @@ async function main() {
   const a = JSON.parse(process.argv[2]) as Args;
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-export-'));
   try {
-    const secretsFile = join(dir, 'secrets.json');
-    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', a.clientSecret);
-    const config = loadConfig({
-      TENANT_NAME: a.tenant,
-      TENANT_BASE_URL: a.baseUrl,
-      TENANT_AUTH_URL: a.authUrl,
-      TENANT_CLIENT_ID: a.clientId,
-      LOCAL_SECRETS_FILE: secretsFile,
-      AzureWebJobsStorage: a.storage,
-    });
+    const config = await sandboxConfig(a, dir, { AzureWebJobsStorage: a.storage });
     const [stream] = resolveStreams({ select: [a.stream] });
     const storage = new ExportStorage(blobService(config), () => blobService(config));
     const started = process.hrtime.bigint();

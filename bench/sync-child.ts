@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
-import { loadConfig } from '../shared/config';
-import { LocalFileSecretStore } from '../shared/secrets';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import type { ChangeSink } from '../shared/sync/sinks';
 import { FileSyncStateStore } from '../shared/sync/state';
+import { sandboxConfig } from './sandbox-config';
 
 /**
  * One measurement in a fresh process (so its peak RSS is its own): `raw` — a plain paged fetch loop —
@@ -73,16 +72,7 @@ async function main() {
         after = conn.pageInfo.endCursor;
       }
     } else {
-      const secretsFile = join(dir, 'secrets.json');
-      await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', a.clientSecret);
-      const config = loadConfig({
-        TENANT_NAME: a.tenant,
-        TENANT_BASE_URL: a.baseUrl,
-        TENANT_AUTH_URL: a.authUrl,
-        TENANT_CLIENT_ID: a.clientId,
-        LOCAL_SECRETS_FILE: secretsFile,
-      });
-      const access = createAccessLayer(config);
+      const access = createAccessLayer(await sandboxConfig(a, dir));
       const result = await syncAll(access.graphql, [stream], {
         tenant: a.tenant,
         state: new FileSyncStateStore(join(dir, 'state')),
