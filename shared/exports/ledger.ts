@@ -120,7 +120,14 @@ export class ExportLedger {
     await this.table();
     const partitionKey = `slot_${tenant}`;
     const holder: SlotHolder = { exportId, claimedAt: new Date(nowMs).toISOString() };
+    // One read for the whole partition (at most `max` rows), then conditional writes only where they can win.
+    const held = new Map<string, TableEntityResult<SlotHolder>>();
+    for await (const slot of this.client.listEntities<SlotHolder>({
+      queryOptions: { filter: `PartitionKey eq '${partitionKey}'` },
+    }))
+      held.set(String(slot.rowKey), slot);
     for (let i = 0; i < max; i++) {
+      if (held.has(String(i))) continue;
       try {
         await this.client.createEntity({ partitionKey, rowKey: String(i), ...holder });
         return true;
@@ -128,25 +135,17 @@ export class ExportLedger {
         if (status(err) !== 409) throw err;
       }
     }
-    for (let i = 0; i < max; i++) {
-      let held: TableEntityResult<SlotHolder>;
-      try {
-        held = await this.client.getEntity<SlotHolder>(partitionKey, String(i));
-      } catch (err) {
-        if (status(err) === 404) continue;
-        throw err;
-      }
-      const running = await stillRunning(held.exportId);
+    for (const [rowKey, slot] of held) {
+      if (Number(rowKey) >= max) continue; // a slot beyond a lowered EXPORTS_MAX_CONCURRENT
+      const running = await stillRunning(slot.exportId);
       const unstarted =
-        running === undefined && nowMs - Date.parse(held.claimedAt) > UNSTARTED_SLOT_SECONDS * 1000;
+        running === undefined && nowMs - Date.parse(slot.claimedAt) > UNSTARTED_SLOT_SECONDS * 1000;
       if (running === false || unstarted) {
         try {
-          await this.client.updateEntity({ partitionKey, rowKey: String(i), ...holder }, 'Replace', {
-            etag: held.etag,
-          });
+          await this.client.updateEntity({ partitionKey, rowKey, ...holder }, 'Replace', { etag: slot.etag });
           return true;
         } catch (err) {
-          if (status(err) !== 412) throw err;
+          if (status(err) !== 412 && status(err) !== 404) throw err;
         }
       }
     }

@@ -272,6 +272,26 @@ describe('concurrency cap', () => {
     await finished(b.body.id);
     await finished(d.body.id);
   });
+
+  it('an export terminated from outside frees its slot for the next request, and reads as failed', async () => {
+    await stack.sb.hook('faults', { route: 'graphql', delayMs: 3000, count: 2 });
+    const a = await post({ streams: ['evidence'] });
+    const b = await post({ streams: ['personnel'] });
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect((await post({ streams: ['users'] })).status).toBe(429);
+    const terminated = await stack.api(
+      `../runtime/webhooks/durabletask/instances/export-${a.body.id}/terminate?reason=operator`,
+      { method: 'POST' },
+      stack.keys.master,
+    );
+    expect(terminated.status).toBe(202);
+    await eventually(async () => (await status(a.body.id)).body.status === 'failed', 'the terminated export');
+    expect((await status(a.body.id)).body.error).toMatch(/stopped \(terminated\)/);
+    const c = await post({ streams: ['users'] });
+    expect(c.status).toBe(202);
+    await finished(b.body.id);
+    await finished(c.body.id);
+  });
 });
 
 describe('signed callback', () => {
