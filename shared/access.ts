@@ -7,12 +7,14 @@ import type { AppConfig, TenantSettings } from './config';
 import { ConfigError } from './errors';
 import { TenantGraphqlClient, type GraphqlClientOptions } from './graphql/client';
 import { silentLogger, type Logger } from './log';
-import { azureCredential, createSecretStore, type CachedSecretStore } from './secrets';
+import { createSecretStore, type CachedSecretStore } from './secrets';
 import {
   FileSessionMetadataStore,
+  SESSION_TABLE,
   TableSessionMetadataStore,
   type SessionMetadataStore,
 } from './state/session-metadata';
+import { tableClient } from './state/table-service';
 import { dirname, join } from 'node:path';
 
 export interface AccessDeps {
@@ -40,14 +42,8 @@ export interface AccessLayer {
 
 function metadataStore(config: AppConfig, deps: AccessDeps): SessionMetadataStore {
   if (deps.sessionMetadata) return deps.sessionMetadata;
-  if (config.storageConnection)
-    return new TableSessionMetadataStore({ connectionString: config.storageConnection });
-  const table = config.storageServiceUris?.table;
-  if (table)
-    return new TableSessionMetadataStore({
-      url: table,
-      credential: deps.credential ?? azureCredential(config),
-    });
+  const table = tableClient(config, SESSION_TABLE, deps.credential);
+  if (table) return new TableSessionMetadataStore(table);
   return new FileSessionMetadataStore(join(dirname(config.localSecretsFile), 'sessions.json'));
 }
 

@@ -1,9 +1,9 @@
-import { TableClient, type TableEntityResult } from '@azure/data-tables';
+import type { TableClient, TableEntityResult } from '@azure/data-tables';
 import type { TokenCredential } from '@azure/identity';
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config';
 import { ConfigError } from '../errors';
-import { azureCredential } from '../secrets';
+import { lazyTable, tableClient } from '../state/table-service';
 
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_SECONDS = 24 * 3600;
@@ -31,31 +31,21 @@ const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
  * Both use conditional writes, so two requests racing for the same key or the last slot cannot both win.
  */
 export class ExportLedger {
-  private created?: Promise<void>;
+  private readonly table: () => Promise<TableClient>;
 
-  constructor(private readonly client: TableClient) {}
+  constructor(private readonly client: TableClient) {
+    this.table = lazyTable(client);
+  }
 
   static fromConfig(
     config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
     credential?: TokenCredential,
   ): ExportLedger {
-    if (config.storageConnection)
-      return new ExportLedger(
-        TableClient.fromConnectionString(config.storageConnection, TABLE, { allowInsecureConnection: true }),
-      );
-    const url = config.storageServiceUris?.table;
-    if (url) return new ExportLedger(new TableClient(url, TABLE, credential ?? azureCredential(config)));
+    const client = tableClient(config, TABLE, credential);
+    if (client) return new ExportLedger(client);
     throw new ConfigError([
       'AzureWebJobsStorage: not set (nor AzureWebJobsStorage__tableServiceUri); exports need table storage',
     ]);
-  }
-
-  private table(): Promise<void> {
-    this.created ??= this.client.createTable().catch((err: unknown) => {
-      this.created = undefined;
-      throw err;
-    });
-    return this.created;
   }
 
   /**

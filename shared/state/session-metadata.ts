@@ -1,8 +1,8 @@
-import { TableClient } from '@azure/data-tables';
-import type { TokenCredential } from '@azure/identity';
+import type { TableClient } from '@azure/data-tables';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { lazyTable } from './table-service';
 
 /** What may be known about a delegated session outside the secret store: never a token. */
 export const sessionMetadataSchema = z.object({
@@ -21,35 +21,21 @@ export interface SessionMetadataStore {
   put(tenant: string, metadata: SessionMetadata): Promise<void>;
 }
 
-const TABLE = 'delegatedsessions';
+export const SESSION_TABLE = 'delegatedsessions';
 const PARTITION = 'session';
 
 /** Table storage (Azurite locally), one row per tenant. */
 export class TableSessionMetadataStore implements SessionMetadataStore {
-  private readonly client: TableClient;
-  private created?: Promise<void>;
+  private readonly table: () => Promise<TableClient>;
 
-  constructor(connection: { connectionString: string } | { url: string; credential: TokenCredential }) {
-    this.client =
-      'connectionString' in connection
-        ? TableClient.fromConnectionString(connection.connectionString, TABLE, {
-            allowInsecureConnection: true,
-          })
-        : new TableClient(connection.url, TABLE, connection.credential);
-  }
-
-  private ensureTable(): Promise<void> {
-    this.created ??= this.client.createTable().catch((err) => {
-      this.created = undefined;
-      throw err;
-    });
-    return this.created;
+  constructor(client: TableClient) {
+    this.table = lazyTable(client);
   }
 
   async get(tenant: string): Promise<SessionMetadata | undefined> {
-    await this.ensureTable();
+    const table = await this.table();
     try {
-      const entity = await this.client.getEntity<{ json: string }>(PARTITION, tenant);
+      const entity = await table.getEntity<{ json: string }>(PARTITION, tenant);
       return sessionMetadataSchema.parse(JSON.parse(entity.json));
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode === 404) return undefined;
@@ -58,11 +44,9 @@ export class TableSessionMetadataStore implements SessionMetadataStore {
   }
 
   async put(tenant: string, metadata: SessionMetadata): Promise<void> {
-    await this.ensureTable();
-    await this.client.upsertEntity(
-      { partitionKey: PARTITION, rowKey: tenant, json: JSON.stringify(metadata) },
-      'Replace',
-    );
+    await (
+      await this.table()
+    ).upsertEntity({ partitionKey: PARTITION, rowKey: tenant, json: JSON.stringify(metadata) }, 'Replace');
   }
 }
 

@@ -1,9 +1,10 @@
+import { TableClient } from '@azure/data-tables';
 import { failure } from '../helpers/failure';
 import { afterPoll, nextStep, startDeviceFlow, type DeviceFlowState } from '../../shared/auth/device-flow';
 import { pollDeviceToken, requestDeviceCode } from '../../shared/auth/device-http';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
 import { LoginRequired } from '../../shared/errors';
-import { TableSessionMetadataStore } from '../../shared/state/session-metadata';
+import { SESSION_TABLE, TableSessionMetadataStore } from '../../shared/state/session-metadata';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { accessFixture } from '../helpers/access';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
@@ -50,7 +51,11 @@ describe('delegated session: device flow driven by the shared state machine', ()
   }
 
   it('pending → approved → tokens; the refresh token goes only to the secret store', async () => {
-    const store = new TableSessionMetadataStore({ connectionString: azurite.connectionString });
+    const store = new TableSessionMetadataStore(
+      TableClient.fromConnectionString(azurite.connectionString, SESSION_TABLE, {
+        allowInsecureConnection: true,
+      }),
+    );
     const a = await accessFixture(sb, { sessionMetadata: store });
     const { state, tokens, waits } = await drive(a, async (n, userCode) => {
       if (n === 2) await sb.hook('device/approve', { userCode, username: 'admin' });

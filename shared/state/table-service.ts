@@ -1,0 +1,34 @@
+import { TableClient } from '@azure/data-tables';
+import type { TokenCredential } from '@azure/identity';
+import type { AppConfig } from '../config';
+import { azureCredential } from '../secrets';
+
+/**
+ * A table as the app sees it: Azurite's connection string locally, the service URI with the managed identity
+ * in Azure (no account keys there); undefined when neither is configured.
+ */
+export function tableClient(
+  config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
+  table: string,
+  credential?: TokenCredential,
+): TableClient | undefined {
+  if (config.storageConnection)
+    return TableClient.fromConnectionString(config.storageConnection, table, {
+      allowInsecureConnection: true,
+    });
+  const url = config.storageServiceUris?.table;
+  return url ? new TableClient(url, table, credential ?? azureCredential(config)) : undefined;
+}
+
+/** The table, created on first use (once per process; a failure is tried again next time). */
+export function lazyTable(client: TableClient): () => Promise<TableClient> {
+  let ready: Promise<TableClient> | undefined;
+  return () =>
+    (ready ??= client.createTable().then(
+      () => client,
+      (err: unknown) => {
+        ready = undefined;
+        throw err;
+      },
+    ));
+}
