@@ -9,7 +9,7 @@ export const DEFAULT_SYNC_SCHEDULE = '0 */15 * * * *';
 export const DEFAULT_LOCAL_SECRETS_FILE = '.local/secrets.json';
 export const DEFAULT_EXPORTS_MAX_CONCURRENT = 2;
 
-const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+export const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
 
 /** https, or http on loopback only (the sandbox and emulators). No trailing slash. */
 const serviceUrl = z

@@ -1,6 +1,6 @@
 import type { TokenCredential } from '@azure/identity';
 import { BlobServiceClient, type ContainerClient } from '@azure/storage-blob';
-import type { AppConfig } from '../config';
+import { isLoopback, type AppConfig } from '../config';
 import { ConfigError } from '../errors';
 import { azureCredential } from '../secrets';
 
@@ -74,22 +74,10 @@ export function delegationService(
   config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
 ): BlobServiceClient {
   if (config.storageConnection) {
-    const parts = new Map(
-      config.storageConnection
-        .split(';')
-        .filter(Boolean)
-        .map((p) => [p.slice(0, p.indexOf('=')).toLowerCase(), p.slice(p.indexOf('=') + 1)]),
-    );
-    const account = parts.get('accountname');
-    const endpoint =
-      parts.get('blobendpoint') ??
-      (parts.get('usedevelopmentstorage') === 'true'
-        ? `http://127.0.0.1:10000/${EMULATOR_ACCOUNT}`
-        : `${parts.get('defaultendpointsprotocol') ?? 'https'}://${account}.blob.${parts.get('endpointsuffix') ?? 'core.windows.net'}`);
-    const emulator =
-      (account === EMULATOR_ACCOUNT || parts.get('usedevelopmentstorage') === 'true') &&
-      ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(endpoint).hostname);
-    return new BlobServiceClient(endpoint, emulator ? emulatorCredential() : azureCredential(config));
+    // The connection string's own endpoint and account, read by the SDK; only the credential differs.
+    const keyed = BlobServiceClient.fromConnectionString(config.storageConnection);
+    const emulator = keyed.accountName === EMULATOR_ACCOUNT && isLoopback(new URL(keyed.url));
+    return new BlobServiceClient(keyed.url, emulator ? emulatorCredential() : azureCredential(config));
   }
   return blobService(config);
 }
