@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EXPORT_FORMATS } from './formats';
+import { EXPORT_ID } from './request';
 
 export const EXPORT = {
   orchestrator: 'exportRun',
@@ -14,7 +15,7 @@ export const EXPORT_CONCURRENCY = 3;
 export const exportInstanceId = (id: string) => `export-${id}`;
 
 export const exportInputSchema = z.object({
-  id: z.string().uuid(),
+  id: z.string().regex(EXPORT_ID),
   tenant: z.string(),
   streams: z.array(z.string()).min(1),
   format: z.enum(EXPORT_FORMATS),

@@ -5,6 +5,9 @@ import type { ExportInput, ExportState, StreamOutcome, StreamTask } from './orch
 import type { ExportSetup } from './setup';
 import type { DownloadLink } from './storage';
 
+/** `{id}/controls.csv` → `controls.csv`: what callers call a file. */
+const fileName = (blobName: string) => blobName.slice(blobName.indexOf('/') + 1);
+
 /** One stream to its blob. A failure is an outcome (with its message), so the other streams' results stay. */
 export async function runExportStream(
   setup: ExportSetup,
@@ -42,7 +45,7 @@ export async function finishExport(
       finishedAt,
       files: files.map(({ stream, name, records, bytes, sha256 }) => ({
         stream,
-        file: name.slice(name.indexOf('/') + 1),
+        file: fileName(name),
         records,
         bytes,
         sha256,
@@ -79,18 +82,22 @@ export async function publicExport(setup: ExportSetup, state: ExportState) {
     linksError = `download links could not be signed: ${(err as Error).message.split('\n')[0]}`;
     setup.logger.log('warn', 'export links failed', { reason: linksError });
   }
-  const link = (name: string) => links.find((l) => l.name === name);
+  const link = new Map(links.map((l) => [l.name, l]));
+  const manifestLink = manifest ? link.get(manifest) : undefined;
   return {
     ...rest,
-    files: files.map((f): PublicFile => ({
-      stream: f.stream,
-      file: f.name.slice(f.name.indexOf('/') + 1),
-      records: f.records,
-      bytes: f.bytes,
-      sha256: f.sha256,
-      ...(link(f.name) ? { url: link(f.name)?.url, expiresAt: link(f.name)?.expiresAt } : {}),
-    })),
-    ...(manifest && link(manifest) ? { manifestUrl: link(manifest)?.url } : {}),
+    files: files.map((f): PublicFile => {
+      const l = link.get(f.name);
+      return {
+        stream: f.stream,
+        file: fileName(f.name),
+        records: f.records,
+        bytes: f.bytes,
+        sha256: f.sha256,
+        ...(l ? { url: l.url, expiresAt: l.expiresAt } : {}),
+      };
+    }),
+    ...(manifestLink ? { manifestUrl: manifestLink.url } : {}),
     ...(linksError ? { linksError } : {}),
   };
 }
