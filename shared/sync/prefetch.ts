@@ -41,6 +41,10 @@ export async function* prefetch<T>(source: AsyncIterable<T>, ahead = 2): AsyncGe
       if (!next) throw (failure as { error: unknown }).error;
       if (next.done) return;
       ensurePump(); // room in the buffer again: fetch on while the caller works
+      // One turn of the event loop before handing the page over: the next request is only on the wire once
+      // fetch's promise chain has run, and the caller's synchronous work on this page would otherwise hold
+      // it back — pages would be fetched after each other's processing, not during it (bench/sync: ×1.2).
+      await new Promise<void>((r) => setImmediate(r));
       yield next.value;
     }
   } finally {
