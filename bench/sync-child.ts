@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
+import { changeJson, type Change } from '../shared/sync/changes';
 import type { ChangeSink } from '../shared/sync/sinks';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { sandboxConfig } from './sandbox-config';
@@ -26,8 +27,8 @@ interface Args {
 class CountingSink implements ChangeSink {
   readonly description = 'counting';
   bytes = 0;
-  async write(batch: { changes: unknown[] }) {
-    for (const c of batch.changes) this.bytes += JSON.stringify(c).length + 1;
+  async write(batch: { changes: Change[] }) {
+    for (const c of batch.changes) this.bytes += changeJson(c).length + 1;
   }
   async endStream() {}
   async finish() {}

@@ -1,12 +1,12 @@
 import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
 import { getPath } from '../graphql/pager';
-import { changeId, contentHash } from './fingerprint';
+import { changeIdOf, deletionIdOf, fingerprint, recordJson } from './fingerprint';
 import { forEachEntry, Snapshot, SnapshotWriter } from './snapshot';
 
-const TOMBSTONE = Buffer.from('deleted\0');
-
 export type ChangeKind = 'created' | 'updated' | 'deleted';
+
+const RECORD_JSON = Symbol('recordJson');
 
 /** One change, as every sink delivers it. `record` is absent for deletions. */
 export interface Change {
@@ -15,6 +15,29 @@ export interface Change {
   kind: ChangeKind;
   id: string;
   record?: unknown;
+  /** The record's JSON, already made for its fingerprint: sinks reuse it (`changeJson`). Not enumerable. */
+  readonly [RECORD_JSON]?: string;
+}
+
+function change(
+  stream: string,
+  kind: ChangeKind,
+  id: string,
+  changeId: string,
+  record?: unknown,
+  json?: string,
+) {
+  const c: Change =
+    record === undefined ? { changeId, stream, kind, id } : { changeId, stream, kind, id, record };
+  if (json !== undefined) Object.defineProperty(c, RECORD_JSON, { value: json });
+  return c;
+}
+
+/** A change as one line of JSON, the same as `JSON.stringify(change)`, without serialising the record twice. */
+export function changeJson(c: Change): string {
+  const json = c[RECORD_JSON];
+  if (json === undefined) return JSON.stringify(c);
+  return `{"changeId":"${c.changeId}","stream":${JSON.stringify(c.stream)},"kind":"${c.kind}","id":${JSON.stringify(c.id)},"record":${json}}`;
 }
 
 /**
@@ -59,29 +82,18 @@ export class ChangeDetector {
           this.stream,
           `a ${this.stream} id is longer than 64 KiB`,
         );
-      const hash = contentHash(record);
+      const json = recordJson(record);
+      const hash = fingerprint(this.stream, id, json);
       this.counts.read++;
       const i = this.previous.find(idBytes);
       if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
       this.next.add(idBytes, hash);
       if (i < 0) {
         this.counts.created++;
-        out.push({
-          changeId: changeId(this.stream, id, hash),
-          stream: this.stream,
-          kind: 'created',
-          id,
-          record,
-        });
+        out.push(change(this.stream, 'created', id, changeIdOf(hash), record, json));
       } else if (!this.previous.hashAt(i).equals(hash)) {
         this.counts.updated++;
-        out.push({
-          changeId: changeId(this.stream, id, hash),
-          stream: this.stream,
-          kind: 'updated',
-          id,
-          record,
-        });
+        out.push(change(this.stream, 'updated', id, changeIdOf(hash), record, json));
       } else this.counts.unchanged++;
     }
     return out;
@@ -108,14 +120,7 @@ export class ChangeDetector {
     const deletions: Change[] = [];
     for (const i of this.previous.unmarked()) {
       const id = this.previous.idAt(i);
-      // A deletion's "content" is a tombstone of the last content seen: stable across retries, and never
-      // the id of the change that created or updated the record.
-      deletions.push({
-        changeId: changeId(this.stream, id, Buffer.concat([TOMBSTONE, this.previous.hashAt(i)])),
-        stream: this.stream,
-        kind: 'deleted',
-        id,
-      });
+      deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
     }
     this.counts.deleted = deletions.length;
     return { deletions, snapshot: this.next.chunkList() };

@@ -6,7 +6,7 @@ import type { Clock } from '../clock';
 import { ConfigError } from '../errors';
 import { SignedPoster, type SignedPostOptions } from '../net/webhook';
 import { lazyContainer } from '../state/blob-service';
-import type { Change } from './changes';
+import { changeJson, type Change } from './changes';
 import type { StreamCounts } from './counts';
 
 /** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
@@ -47,7 +47,7 @@ export interface ChangeSink {
   finish(manifest: RunManifest): Promise<void>;
 }
 
-const ndjson = (changes: Change[]) => changes.map((c) => `${JSON.stringify(c)}\n`).join('');
+const ndjson = (changes: Change[]) => changes.map((c) => `${changeJson(c)}\n`).join('');
 const pageName = (page: number) => String(page).padStart(8, '0');
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */

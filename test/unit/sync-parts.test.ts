@@ -3,40 +3,57 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../shared/errors';
 import { DEFAULT_STREAMS, resolveStreams } from '../../shared/streams';
-import { ChangeDetector } from '../../shared/sync/changes';
-import { canonicalJson, changeId, contentHash } from '../../shared/sync/fingerprint';
+import { ChangeDetector, changeJson } from '../../shared/sync/changes';
+import { changeIdOf, deletionIdOf, fingerprint, recordJson } from '../../shared/sync/fingerprint';
 import { Snapshot, SnapshotWriter } from '../../shared/sync/snapshot';
 
 describe('fingerprints', () => {
-  it('the same record in any key order has the same hash; any change in content changes it', () => {
+  const fp = (stream: string, record: { id: string } & Record<string, unknown>) =>
+    fingerprint(stream, record.id, recordJson(record));
+
+  it('the same content gives the same fingerprint; any change in content, id or stream changes it', () => {
     const a = { id: '1', owner: { name: 'A', email: null }, tags: ['x', 'y'] };
-    const b = { tags: ['x', 'y'], owner: { email: null, name: 'A' }, id: '1' };
-    expect(canonicalJson(a)).toBe(canonicalJson(b));
-    expect(contentHash(a).equals(contentHash(b))).toBe(true);
-    expect(contentHash({ ...a, tags: ['y', 'x'] }).equals(contentHash(a))).toBe(false);
-    expect(contentHash({ ...a, owner: { name: 'B', email: null } }).equals(contentHash(a))).toBe(false);
+    expect(fp('controls', a).equals(fp('controls', JSON.parse(JSON.stringify(a)) as typeof a))).toBe(true);
+    expect(fp('controls', a)).toHaveLength(16);
+    expect(fp('controls', { ...a, tags: ['y', 'x'] }).equals(fp('controls', a))).toBe(false);
+    expect(fp('controls', { ...a, owner: { name: 'B', email: null } }).equals(fp('controls', a))).toBe(false);
+    expect(fp('controls', { ...a, id: '2' }).equals(fp('controls', a))).toBe(false);
+    expect(fp('users', a).equals(fp('controls', a))).toBe(false);
+    // The id's length is hashed too: an id cannot borrow the start of the content.
+    expect(fingerprint('controls', 'a', '\0b').equals(fingerprint('controls', 'a\0', 'b'))).toBe(false);
   });
 
-  it('a change id is stable for (stream, id, content) and differs when any of them does', () => {
-    const h = contentHash({ id: '1' });
-    expect(changeId('controls', '1', h)).toBe(changeId('controls', '1', h));
-    expect(changeId('controls', '1', h)).toMatch(/^[0-9a-f]{32}$/);
-    expect(changeId('users', '1', h)).not.toBe(changeId('controls', '1', h));
-    expect(changeId('controls', '2', h)).not.toBe(changeId('controls', '1', h));
-    expect(changeId('controls', '1', contentHash({ id: '1', x: 1 }))).not.toBe(changeId('controls', '1', h));
+  it("a change id is the fingerprint's hex; a deletion's differs from every created or updated one", () => {
+    const h = fp('controls', { id: '1' });
+    expect(changeIdOf(h)).toMatch(/^[0-9a-f]{32}$/);
+    expect(changeIdOf(h)).toBe(changeIdOf(fp('controls', { id: '1' })));
+    expect(deletionIdOf(h)).toMatch(/^[0-9a-f]{32}$/);
+    expect(deletionIdOf(h)).not.toBe(changeIdOf(h));
+    expect(deletionIdOf(h)).toBe(deletionIdOf(fp('controls', { id: '1' })));
+  });
+
+  it("a change's JSON line is exactly JSON.stringify of the change, with or without its record", () => {
+    const d = new ChangeDetector('controls', undefined, 'id');
+    const [created] = d.page([{ id: 'é"\n', nested: { list: [1, null, 'x'] } }]);
+    expect(changeJson(created)).toBe(JSON.stringify(created));
+    expect(JSON.parse(changeJson(created))).toEqual(created);
+    const gone = new ChangeDetector('controls', d.finish().snapshot[0], 'id');
+    const [deleted] = gone.finish().deletions;
+    expect(changeJson(deleted)).toBe(JSON.stringify(deleted));
   });
 });
 
 describe('compact snapshot', () => {
   it('round-trips 20 000 entries and finds each id, and only those', () => {
     const w = new SnapshotWriter();
-    for (let i = 0; i < 20_000; i++) w.add(Buffer.from(`ctl-${i}`), contentHash({ i }));
+    for (let i = 0; i < 20_000; i++)
+      w.add(Buffer.from(`ctl-${i}`), fingerprint('controls', `ctl-${i}`, String(i)));
     const s = new Snapshot(w.toBuffer());
     expect(s.count).toBe(20_000);
     for (const i of [0, 1, 9_999, 19_999]) {
       const at = s.find(Buffer.from(`ctl-${i}`));
       expect(s.idAt(at)).toBe(`ctl-${i}`);
-      expect(s.hashAt(at).equals(contentHash({ i }))).toBe(true);
+      expect(s.hashAt(at).equals(fingerprint('controls', `ctl-${i}`, String(i)))).toBe(true);
     }
     expect(s.find(Buffer.from('ctl-20000'))).toBe(-1);
     expect(s.find(Buffer.from('ctl-'))).toBe(-1);
@@ -44,7 +61,7 @@ describe('compact snapshot', () => {
 
   it('unmarked entries are the ones not seen; a truncated snapshot is an error, not silence', () => {
     const w = new SnapshotWriter();
-    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), contentHash(id));
+    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
     const s = new Snapshot(w.toBuffer());
     expect(s.mark(s.find(Buffer.from('b')))).toBe(true);
     expect(s.mark(s.find(Buffer.from('b')))).toBe(false);

@@ -7,7 +7,7 @@ import { ChangeDetector } from '../../shared/sync/changes';
 import { decodeCheckpoint, encodeRecord } from '../../shared/sync/checkpoint';
 import { prefetch } from '../../shared/sync/prefetch';
 import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sync/sinks';
-import { contentHash } from '../../shared/sync/fingerprint';
+import { fingerprint, recordJson } from '../../shared/sync/fingerprint';
 import { SnapshotWriter } from '../../shared/sync/snapshot';
 
 const counts = (read: number) => ({ read, created: read, updated: 0, deleted: 0, unchanged: 0 });
@@ -43,7 +43,8 @@ describe('checkpoint log', () => {
     const { snapshot } = restored.finish();
     expect(restored.counts.read).toBe(4);
     const w = new SnapshotWriter();
-    for (const id of ['a', 'b', 'c', 'd']) w.add(Buffer.from(id), contentHash({ id }));
+    for (const id of ['a', 'b', 'c', 'd'])
+      w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
     expect(Buffer.concat(snapshot).equals(w.toBuffer())).toBe(true);
   });
 
@@ -57,7 +58,7 @@ describe('checkpoint log', () => {
 
   it('a restored pass marks what it saw, so deletions come only from records not seen in the whole pass', () => {
     const w = new SnapshotWriter();
-    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), contentHash({ id }));
+    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
     const first = new ChangeDetector('controls', w.toBuffer(), 'id');
     first.page([{ id: 'a' }]);
     const entries = first.takePageEntries();
