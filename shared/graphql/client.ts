@@ -1,9 +1,9 @@
-import { ClientError, GraphQLClient } from 'graphql-request';
 import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
 import { GraphqlErrors, RequestRefused, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
+import { fetchPost, nodePost, type PostText } from '../net/http';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -26,6 +26,7 @@ export interface GraphqlClientOptions {
   retry?: RetryPolicy;
   logger?: Logger;
   clock?: Clock;
+  /** Sends requests with this `fetch` instead of node:http (a test's, or one behind a proxy). */
   fetch?: typeof fetch;
   random?: () => number;
 }
@@ -45,13 +46,32 @@ interface Analysed {
 
 const MAX_CACHED_DOCUMENTS = 200;
 
+/** A GraphQL-over-HTTP answer's body: `data` and/or `errors`. */
+interface GraphqlBody {
+  data?: unknown;
+  errors?: unknown[];
+}
+
+function parseBody(text: string): GraphqlBody | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+    const { data, errors } = body as { data?: unknown; errors?: unknown };
+    if (errors !== undefined && !Array.isArray(errors)) return undefined;
+    if (data === undefined && errors === undefined) return undefined;
+    return { data, errors };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * GraphQL over graphql-request with the seed's rules: a bearer token per request, M2M tokens never sent
+ * GraphQL over HTTP (POST, JSON) with the seed's rules: a bearer token per request, M2M tokens never sent
  * with a mutation, retries for transient faults, a 401 answered by one retry with a fresh token. Logs
  * name the operation, never the token or the variables.
  */
 export class TenantGraphqlClient {
-  private readonly client: GraphQLClient;
+  private readonly post: PostText;
   private readonly documents = new Map<string, Analysed>();
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
@@ -64,7 +84,7 @@ export class TenantGraphqlClient {
     private readonly tokens: TokenSource,
     options: GraphqlClientOptions = {},
   ) {
-    this.client = new GraphQLClient(endpoint, { errorPolicy: 'all', fetch: options.fetch });
+    this.post = options.fetch ? fetchPost(options.fetch) : nodePost;
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.logger = options.logger ?? silentLogger;
@@ -114,88 +134,99 @@ export class TenantGraphqlClient {
       const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
       const started = Date.now();
       const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
-      let status: number;
+      let status = 0; // 0: network error or timeout
       let retryAfter: string | null = null;
+      let failure: unknown;
       try {
-        const res = await this.client.rawRequest<T>({
-          query: document,
-          variables: options.variables,
-          requestHeaders: { authorization: `Bearer ${token}` },
-          signal,
-        });
-        this.logger.log('info', 'graphql', {
-          operation,
-          attempt,
-          status: res.status,
-          durationMs: Date.now() - started,
-        });
-        return this.result(operation, res.status, res.data, res.errors, options.schema);
+        const res = await this.post(
+          this.endpoint,
+          JSON.stringify({ query: document, variables: options.variables }),
+          {
+            headers: {
+              authorization: `Bearer ${token}`,
+              'content-type': 'application/json',
+              accept: 'application/graphql-response+json, application/json',
+            },
+            abortSignal: signal,
+          },
+        );
+        status = res.status;
+        retryAfter = res.header('retry-after');
+        const ok = status >= 200 && status < 300;
+        if (ok)
+          this.logger.log('info', 'graphql', {
+            operation,
+            attempt,
+            status,
+            durationMs: Date.now() - started,
+          });
+        if (status === 401 && !refreshedAfter401) {
+          // The token may have been revoked or expired early: one retry with a fresh token.
+          this.tokens.invalidate(token);
+          refreshedAfter401 = true;
+          this.logger.log('warn', 'graphql unauthorised; retrying once with a fresh token', {
+            operation,
+            attempt,
+            status,
+          });
+          continue;
+        }
+        if (status === 401) {
+          throw new UpstreamError(
+            'UPSTREAM_REJECTED',
+            this.endpoint,
+            `${operation} unauthorised even with a fresh token`,
+            { upstreamStatus: status },
+          );
+        }
+        if (ok || !isTransientStatus(status)) {
+          const body = parseBody(res.text);
+          if (ok && !body)
+            throw new UpstreamError(
+              'UPSTREAM_MALFORMED',
+              this.endpoint,
+              `${operation}: response is not a GraphQL JSON result`,
+            );
+          if (ok) return this.result(operation, status, body?.data, body?.errors, options.schema);
+          if (body?.errors?.length) throw this.errors(operation, body.errors, body.data, status);
+          throw new UpstreamError(
+            'UPSTREAM_REJECTED',
+            this.endpoint,
+            `${operation} refused with HTTP ${status}`,
+            {
+              upstreamStatus: status,
+            },
+          );
+        }
       } catch (err) {
         if (options.abortSignal?.aborted) throw options.abortSignal.reason;
         if (err instanceof GraphqlErrors || err instanceof UpstreamError) throw err;
-        if (err instanceof ClientError) {
-          status = err.response.status;
-          retryAfter = err.response.headers?.get('retry-after') ?? null;
-          if (status === 401 && !refreshedAfter401) {
-            // The token may have been revoked or expired early: one retry with a fresh token.
-            this.tokens.invalidate(token);
-            refreshedAfter401 = true;
-            this.logger.log('warn', 'graphql unauthorised; retrying once with a fresh token', {
-              operation,
-              attempt,
-              status,
-            });
-            continue;
-          }
-          if (status === 401) {
-            throw new UpstreamError(
-              'UPSTREAM_REJECTED',
-              this.endpoint,
-              `${operation} unauthorised even with a fresh token`,
-              { upstreamStatus: status },
-            );
-          }
-          if (!isTransientStatus(status)) {
-            if (err.response.errors?.length)
-              throw this.errors(operation, err.response.errors, err.response.data, status);
-            throw new UpstreamError(
-              'UPSTREAM_REJECTED',
-              this.endpoint,
-              `${operation} refused with HTTP ${status}`,
-              { upstreamStatus: status },
-            );
-          }
-        } else if (
-          err instanceof Error &&
-          /JSON|Unexpected token|Invalid execution result/i.test(err.message)
-        ) {
+        if ((err as { code?: unknown }).code === 'RESPONSE_TOO_LARGE')
           throw new UpstreamError(
             'UPSTREAM_MALFORMED',
             this.endpoint,
-            `${operation}: response is not a GraphQL JSON result`,
+            `${operation}: ${(err as Error).message}`,
           );
-        } else {
-          status = 0; // network error or timeout
-        }
-        this.logger.log('warn', 'graphql request failed', {
-          operation,
-          attempt,
-          status,
-          durationMs: Date.now() - started,
-        });
-        if (attempt >= this.retry.maxAttempts) {
-          throw new UpstreamError(
-            status ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_TIMEOUT',
-            this.endpoint,
-            `${operation} failed after ${attempt} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
-            { status: 503, upstreamStatus: status, cause: err instanceof ClientError ? undefined : err },
-          );
-        }
-        const wait =
-          retryAfterMs(retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
-          backoffMs(attempt, this.retry, this.random);
-        await sleep(wait, options.abortSignal);
+        failure = err; // network error or timeout: retried
       }
+      this.logger.log('warn', 'graphql request failed', {
+        operation,
+        attempt,
+        status,
+        durationMs: Date.now() - started,
+      });
+      if (attempt >= this.retry.maxAttempts) {
+        throw new UpstreamError(
+          status ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_TIMEOUT',
+          this.endpoint,
+          `${operation} failed after ${attempt} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
+          { status: 503, upstreamStatus: status, cause: failure },
+        );
+      }
+      const wait =
+        retryAfterMs(retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
+        backoffMs(attempt, this.retry, this.random);
+      await sleep(wait, options.abortSignal);
     }
   }
 

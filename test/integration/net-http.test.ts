@@ -1,0 +1,71 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { nodePost } from '../../shared/net/http';
+import { failure } from '../helpers/failure';
+
+/** The GraphQL client's transport against a local server that answers as each test says. */
+let server: Server;
+let url: string;
+let handle: (req: IncomingMessage, body: string, res: ServerResponse) => void;
+const connections: unknown[] = [];
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => handle(req, body, res));
+  });
+  server.on('connection', (socket) => connections.push(socket));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+beforeEach(() => (connections.length = 0));
+
+describe('nodePost', () => {
+  it('sends the body and headers, answers any status with its headers and text, and keeps the connection', async () => {
+    handle = (req, body, res) => {
+      res.writeHead(req.headers.authorization === 'Bearer t' ? 429 : 400, { 'retry-after': '7' });
+      res.end(`échoed ${body}`);
+    };
+    for (let i = 0; i < 3; i++) {
+      const answer = await nodePost(url, '{"q":1}', { headers: { authorization: 'Bearer t' } });
+      expect(answer).toMatchObject({ status: 429, text: 'échoed {"q":1}' });
+      expect(answer.header('Retry-After')).toBe('7');
+      expect(answer.header('x-none')).toBeNull();
+    }
+    // Three requests, one TCP connection: kept alive between them.
+    expect(connections).toHaveLength(1);
+  });
+
+  it('refuses an answer larger than maxBytes with RESPONSE_TOO_LARGE', async () => {
+    handle = (_req, _body, res) => res.end('x'.repeat(200_000));
+    const err = await failure(nodePost(url, '', { maxBytes: 100_000 }));
+    expect(err).toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    expect(String(err)).toMatch(/more than 100000 bytes/);
+    // The connection that carried it is not reused half-read: the next request still works.
+    handle = (_req, _body, res) => res.end('ok');
+    expect((await nodePost(url, '', {})).text).toBe('ok');
+  });
+
+  it('an abort stops a request whose answer has not finished, and one aborted before it starts', async () => {
+    handle = (_req, _body, res) => {
+      res.writeHead(200);
+      res.write('partial'); // and never ends
+    };
+    const controller = new AbortController();
+    const pending = failure(nodePost(url, '', { abortSignal: controller.signal }));
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort(new Error('stop now'));
+    expect(String(await pending)).toMatch(/stop now/);
+    const before = connections.length;
+    expect(
+      String(await failure(nodePost(url, '', { abortSignal: AbortSignal.abort(new Error('never')) }))),
+    ).toMatch(/never/);
+    expect(connections).toHaveLength(before);
+  });
+
+  it('a connection reset rejects (the client retries it as a network error)', async () => {
+    handle = (req) => req.socket.destroy();
+    expect(await failure(nodePost(url, '', {}))).toMatchObject({ code: 'ECONNRESET' });
+  });
+});
