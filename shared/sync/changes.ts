@@ -2,7 +2,7 @@ import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
 import { getPath } from '../graphql/pager';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from './fingerprint';
-import { forEachEntry, Snapshot, SnapshotWriter } from './snapshot';
+import { EntryWriter, forEachEntry, Snapshot } from './snapshot';
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
@@ -48,7 +48,7 @@ export function changeJson(c: Change): string {
 export class ChangeDetector {
   readonly counts: StreamCounts = noCounts();
   private readonly previous: Snapshot;
-  private readonly next = new SnapshotWriter();
+  private readonly pageEntries = new EntryWriter();
 
   constructor(
     readonly stream: string,
@@ -87,7 +87,7 @@ export class ChangeDetector {
       this.counts.read++;
       const i = this.previous.find(idBytes);
       if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
-      this.next.add(idBytes, hash);
+      this.pageEntries.add(idBytes, hash);
       if (i < 0) {
         this.counts.created++;
         out.push(change(this.stream, 'created', id, changeIdOf(hash), record, json));
@@ -99,30 +99,32 @@ export class ChangeDetector {
     return out;
   }
 
-  /** The entries the last pages added to the next snapshot (what a page's checkpoint keeps). */
+  /** The entries the last page adds to the next snapshot: what its checkpoint record keeps. */
   takePageEntries(): Buffer {
-    return this.next.takeRecent();
+    return this.pageEntries.take();
   }
 
-  /** Carries on from a checkpoint: the entries already seen in this pass, and the counts so far. */
-  restore(entries: Buffer, counts: StreamCounts): void {
-    forEachEntry(entries, (id, hash) => {
-      const i = this.previous.find(id);
-      if (i >= 0) this.previous.mark(i);
-      this.next.add(id, hash);
-    });
-    this.next.takeRecent();
+  /**
+   * Carries on from a checkpoint: the counts so far, and the entries already seen in this pass (streamed from
+   * the checkpoint log), so records seen before the resume are not reported as deleted.
+   */
+  async resume(counts: StreamCounts, seen: AsyncIterable<Buffer>): Promise<void> {
+    for await (const entries of seen)
+      forEachEntry(entries, (id) => {
+        const i = this.previous.find(id);
+        if (i >= 0) this.previous.mark(i);
+      });
     Object.assign(this.counts, counts);
   }
 
-  /** After the last page: the deletions, and the snapshot to store for the next run. */
-  finish(): { deletions: Change[]; snapshot: Buffer[] } {
+  /** After the last page: the deletions. (The next snapshot is the pass's checkpoint log: see `logEntries`.) */
+  finish(): Change[] {
     const deletions: Change[] = [];
     for (const i of this.previous.unmarked()) {
       const id = this.previous.idAt(i);
       deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
     }
     this.counts.deleted = deletions.length;
-    return { deletions, snapshot: this.next.chunkList() };
+    return deletions;
   }
 }

@@ -46,39 +46,70 @@ export interface Checkpoint {
   listingDone: boolean;
   counts: StreamCounts;
   changedPages: number[];
-  /** Every entry of the next snapshot so far. */
-  entries: Buffer;
   sealing?: { counts: StreamCounts; changedPages: number[] };
   done?: { counts: StreamCounts };
 }
 
-/** Reads a checkpoint log; a torn last record (the process died mid-append) is ignored. */
-export function decodeCheckpoint(log: Buffer): Checkpoint | undefined {
-  const records: Array<{ record: CheckpointRecord; entries: Buffer }> = [];
-  for (let at = 0; at + 8 <= log.length;) {
-    const end = at + 4 + log.readUInt32BE(at);
-    if (end > log.length) break;
-    const jsonLength = log.readUInt32BE(at + 4);
-    const parsed = recordSchema.safeParse(JSON.parse(log.toString('utf8', at + 8, at + 8 + jsonLength)));
-    if (!parsed.success) break;
-    records.push({ record: parsed.data, entries: log.subarray(at + 8 + jsonLength, end) });
-    at = end;
+function parseRecord(json: string): CheckpointRecord | undefined {
+  try {
+    const parsed = recordSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
-  const start = records[0]?.record;
-  if (start?.kind !== 'start') return undefined;
-  const cp: Checkpoint = {
-    runId: start.runId,
-    previousDigest: start.previousDigest,
-    full: start.full,
-    page: 0,
-    cursor: null,
-    listingDone: false,
-    counts: noCounts(),
-    changedPages: [],
-    entries: Buffer.concat(records.map((r) => r.entries)),
-  };
-  for (const { record } of records.slice(1)) {
-    if (record.kind === 'page') {
+}
+
+/**
+ * The records of a checkpoint log as it streams in — never the whole log in memory, which at 1 M records is
+ * 30 MB. A torn or unreadable record (the process died mid-append) ends the log.
+ */
+export async function* logRecords(
+  log: AsyncIterable<Buffer>,
+): AsyncGenerator<{ record: CheckpointRecord; entries: Buffer }> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let need = 8; // bytes the next record needs before it can be read: no joining of chunks before then
+  for await (const chunk of log) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size < need) continue;
+    let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+    let at = 0;
+    for (;;) {
+      need = 8;
+      if (at + need > buf.length) break;
+      const end = at + 4 + buf.readUInt32BE(at);
+      need = end - at;
+      if (end > buf.length) break;
+      const jsonLength = buf.readUInt32BE(at + 4);
+      const record = parseRecord(buf.toString('utf8', at + 8, at + 8 + jsonLength));
+      if (!record) return;
+      yield { record, entries: buf.subarray(at + 8 + jsonLength, end) };
+      at = end;
+    }
+    buf = buf.subarray(at);
+    parts = buf.length ? [buf] : [];
+    size = buf.length;
+  }
+}
+
+/** Reads where a pass stands from its checkpoint log; undefined without a readable start record. */
+export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Checkpoint | undefined> {
+  let cp: Checkpoint | undefined;
+  for await (const { record } of logRecords(log)) {
+    if (!cp) {
+      if (record.kind !== 'start') return undefined;
+      cp = {
+        runId: record.runId,
+        previousDigest: record.previousDigest,
+        full: record.full,
+        page: 0,
+        cursor: null,
+        listingDone: false,
+        counts: noCounts(),
+        changedPages: [],
+      };
+    } else if (record.kind === 'page') {
       Object.assign(cp, { page: record.page, cursor: record.cursor, listingDone: record.last });
       cp.counts = record.counts;
       if (record.changed) cp.changedPages.push(record.page);
@@ -86,6 +117,11 @@ export function decodeCheckpoint(log: Buffer): Checkpoint | undefined {
     else if (record.kind === 'done') cp.done = record;
   }
   return cp;
+}
+
+/** The next snapshot's entries as the log holds them, page by page: what the pass stores when it completes. */
+export async function* logEntries(log: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const { entries } of logRecords(log)) if (entries.length) yield entries;
 }
 
 /** Identifies the stored snapshot a pass started from; 'none' when there was none. */

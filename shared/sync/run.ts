@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../log';
 import type { StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
-import { decodeCheckpoint, encodeRecord, snapshotDigest } from './checkpoint';
+import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
 import { prefetch } from './prefetch';
 import type { ChangeSink, RunManifest } from './sinks';
 import type { RunRecord, SyncStateStore } from './state';
@@ -37,6 +37,16 @@ const describe = (err: unknown) =>
   err instanceof IntegrationError
     ? { error: err.message, errorCode: err.code }
     : { error: (err as Error).message ?? String(err), errorCode: 'ERROR' };
+
+async function readLog(
+  state: SyncStateStore,
+  tenant: string,
+  stream: string,
+): Promise<AsyncIterable<Buffer>> {
+  const log = await state.readCheckpoint(tenant, stream);
+  if (!log) throw new Error(`the checkpoint log of ${stream} disappeared during its pass`);
+  return log;
+}
 
 /**
  * The run to work on: the unfinished one if there is one (it resumes under its own id), else a new one.
@@ -80,7 +90,7 @@ export async function syncStream(
     const stored = await state.readSnapshot(tenant, name);
     const digest = snapshotDigest(stored);
     const log = await state.readCheckpoint(tenant, name);
-    let cp = log && decodeCheckpoint(log);
+    let cp = log && (await decodeCheckpoint(log));
     if (cp && cp.runId !== run.runId) cp = undefined; // an older run's leftovers: this pass starts afresh
     if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts };
     if (cp?.sealing && cp.previousDigest !== digest) {
@@ -97,7 +107,7 @@ export async function syncStream(
     let listingDone = false;
     const changedPages: number[] = [];
     if (cp) {
-      d.restore(cp.entries, cp.counts);
+      await d.resume(cp.counts, logEntries(await readLog(state, tenant, name)));
       ({ page, cursor, listingDone } = cp);
       changedPages.push(...cp.changedPages);
       logger.log('info', 'sync stream resumed from checkpoint', { stream: name, pages: page });
@@ -141,7 +151,7 @@ export async function syncStream(
           return { stream: name, ok: true, done: false, counts: { ...d.counts } };
       }
     }
-    const { deletions, snapshot } = d.finish();
+    const deletions = d.finish();
     if (deletions.length) {
       // The page after the last listed one: the same number on every retry, so the sink replaces it.
       await sink.write(
@@ -156,7 +166,8 @@ export async function syncStream(
       encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
     );
     await sink.endStream(tenant, run.runId, name, changedPages, d.counts);
-    await state.writeSnapshot(tenant, name, snapshot);
+    // The next snapshot is every page's entries, read back from the log: never held in memory.
+    await state.writeSnapshot(tenant, name, logEntries(await readLog(state, tenant, name)));
     await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
     return { stream: name, ok: true, done: true, counts: { ...d.counts } };
   } catch (err) {

@@ -12,25 +12,41 @@ export class Snapshot {
   private readonly seen: Uint8Array;
 
   constructor(readonly bytes: Buffer = Buffer.alloc(0)) {
-    const offsets: number[] = [];
-    for (let at = 0; at < bytes.length;) {
-      offsets.push(at);
+    // Counted first, then indexed: a JavaScript array of a million offsets would cost more than the entries.
+    let count = 0;
+    for (let at = 0; at < bytes.length; count++) {
       at += 2 + bytes.readUInt16BE(at) + CONTENT_HASH_BYTES;
       if (at > bytes.length) throw new Error('snapshot is truncated');
     }
-    this.count = offsets.length;
-    this.offsets = Int32Array.from(offsets);
+    this.count = count;
+    this.offsets = new Int32Array(count);
+    for (let i = 0, at = 0; i < count; i++) {
+      this.offsets[i] = at;
+      at += 2 + bytes.readUInt16BE(at) + CONTENT_HASH_BYTES;
+    }
     // Open addressing, load ≤ 0.5; slots hold entry index + 1 (0 = empty).
     let size = 16;
     while (size < this.count * 2) size *= 2;
     this.table = new Int32Array(size);
+    this.seen = new Uint8Array(this.count);
     for (let i = 0; i < this.count; i++) {
       const o = this.offsets[i];
-      let slot = fnv(bytes, o + 2, bytes.readUInt16BE(o)) & (size - 1);
-      while (this.table[slot] !== 0) slot = (slot + 1) & (size - 1);
-      this.table[slot] = i + 1;
+      const len = bytes.readUInt16BE(o);
+      let slot = fnv(bytes, o + 2, len) & (size - 1);
+      let duplicate = false;
+      for (let e; (e = this.table[slot]) !== 0; slot = (slot + 1) & (size - 1)) {
+        const p = this.offsets[e - 1];
+        if (
+          bytes.readUInt16BE(p) === len &&
+          bytes.compare(bytes, o + 2, o + 2 + len, p + 2, p + 2 + len) === 0
+        )
+          duplicate = true;
+      }
+      // An id the server listed twice in one pass is stored twice; only its first entry counts, and the other
+      // is never reported as deleted.
+      if (duplicate) this.seen[i] = 1;
+      else this.table[slot] = i + 1;
     }
-    this.seen = new Uint8Array(this.count);
   }
 
   /** The entry index of an id, or -1. */
@@ -70,51 +86,29 @@ export class Snapshot {
   }
 }
 
-/** Builds the next snapshot in 64 KiB chunks as records stream past. */
-export class SnapshotWriter {
-  private readonly chunks: Buffer[] = [];
-  private chunk = Buffer.allocUnsafe(64 * 1024);
+/** Entries in the snapshot format, one page at a time: what a page's checkpoint record carries. */
+export class EntryWriter {
+  private buf = Buffer.allocUnsafe(16 * 1024);
   private used = 0;
-  private recentChunk = 0;
-  private recentOffset = 0;
-  count = 0;
 
   add(id: Buffer, hash: Buffer): void {
     const need = 2 + id.length + CONTENT_HASH_BYTES;
-    if (this.used + need > this.chunk.length) {
-      this.chunks.push(this.chunk.subarray(0, this.used));
-      this.chunk = Buffer.allocUnsafe(Math.max(64 * 1024, need));
-      this.used = 0;
+    if (this.used + need > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + need));
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
     }
-    this.chunk.writeUInt16BE(id.length, this.used);
-    id.copy(this.chunk, this.used + 2);
-    hash.copy(this.chunk, this.used + 2 + id.length);
+    this.buf.writeUInt16BE(id.length, this.used);
+    id.copy(this.buf, this.used + 2);
+    hash.copy(this.buf, this.used + 2 + id.length);
     this.used += need;
-    this.count++;
   }
 
-  /** The bytes added since the last call: one page's entries, for its checkpoint. */
-  takeRecent(): Buffer {
-    const parts =
-      this.recentChunk === this.chunks.length
-        ? [this.chunk.subarray(this.recentOffset, this.used)]
-        : [
-            this.chunks[this.recentChunk].subarray(this.recentOffset),
-            ...this.chunks.slice(this.recentChunk + 1),
-            this.chunk.subarray(0, this.used),
-          ];
-    this.recentChunk = this.chunks.length;
-    this.recentOffset = this.used;
-    return Buffer.concat(parts);
-  }
-
-  /** The snapshot as its chunks, to stream out without one more copy of the whole. */
-  chunkList(): Buffer[] {
-    return [...this.chunks, this.chunk.subarray(0, this.used)];
-  }
-
-  toBuffer(): Buffer {
-    return Buffer.concat([...this.chunks, this.chunk.subarray(0, this.used)]);
+  /** The entries added since the last call, copied out (the buffer is reused). */
+  take(): Buffer {
+    const out = Buffer.from(this.buf.subarray(0, this.used));
+    this.used = 0;
+    return out;
   }
 }
 

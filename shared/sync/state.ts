@@ -1,10 +1,9 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { lazyContainer } from '../state/blob-service';
 
@@ -23,9 +22,10 @@ export type RunRecord = z.infer<typeof runRecordSchema>;
 export interface SyncStateStore {
   readonly description: string;
   readSnapshot(tenant: string, stream: string): Promise<Buffer | undefined>;
-  /** The snapshot as chunks: streamed through gzip, never joined into one buffer. */
-  writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]): Promise<void>;
-  readCheckpoint(tenant: string, stream: string): Promise<Buffer | undefined>;
+  /** The snapshot as it streams past (from the checkpoint log): never whole in memory. */
+  writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>): Promise<void>;
+  /** The checkpoint log, streamed; undefined when there is none. */
+  readCheckpoint(tenant: string, stream: string): Promise<AsyncIterable<Buffer> | undefined>;
   /** `create` starts a new log, replacing any older one. */
   appendCheckpoint(
     tenant: string,
@@ -47,7 +47,9 @@ const parseRun = (text: string): RunRecord | undefined => {
 };
 
 /** Object names under a tenant's prefix, the same in both stores. */
-const snapshotLeaf = (stream: string) => `${encodeURIComponent(stream)}.snapshot.gz`;
+// Not gzipped: half of each entry is a hash, which does not compress, and reading a gzip means holding the
+// compressed and the whole inflated snapshot at once; plain, it is read straight into one buffer of its size.
+const snapshotLeaf = (stream: string) => `${encodeURIComponent(stream)}.snapshot`;
 const checkpointLeaf = (stream: string) => `${encodeURIComponent(stream)}.checkpoint`;
 
 const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
@@ -81,20 +83,27 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 
   async readSnapshot(tenant: string, stream: string) {
-    const gz = await this.read(this.path(tenant, snapshotLeaf(stream)));
-    return gz && gunzipSync(gz);
+    return this.read(this.path(tenant, snapshotLeaf(stream)));
   }
 
-  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
+  async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const path = this.path(tenant, snapshotLeaf(stream));
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     // Write then rename: a process killed while writing leaves the previous file whole.
-    await pipeline(Readable.from(snapshot), createGzip(), createWriteStream(`${path}.tmp`, { mode: 0o600 }));
+    await pipeline(Readable.from(snapshot), createWriteStream(`${path}.tmp`, { mode: 0o600 }));
     await rename(`${path}.tmp`, path);
   }
 
-  readCheckpoint(tenant: string, stream: string) {
-    return this.read(this.path(tenant, checkpointLeaf(stream)));
+  async readCheckpoint(tenant: string, stream: string) {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.path(tenant, checkpointLeaf(stream)), 'r');
+    } catch (err) {
+      if (enoent(err)) return undefined;
+      throw err;
+    }
+    // Closed when the stream ends or its reader stops early.
+    return handle.createReadStream({ highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>;
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
@@ -142,7 +151,7 @@ export class FileSyncStateStore implements SyncStateStore {
 const APPEND_BLOCK_MAX = 4 * 1024 * 1024;
 
 /**
- * Azure Storage (Azurite locally), container `sync-state`: `{tenant}/{stream}.snapshot.gz` (block blob, one
+ * Azure Storage (Azurite locally), container `sync-state`: `{tenant}/{stream}.snapshot` (block blob, one
  * upload per run), `{tenant}/{stream}.checkpoint` (append blob, one append per page), `{tenant}/run.json`.
  */
 export class BlobSyncStateStore implements SyncStateStore {
@@ -167,20 +176,26 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   async readSnapshot(tenant: string, stream: string) {
-    const gz = await this.download(this.name(tenant, snapshotLeaf(stream)));
-    return gz && gunzipSync(gz);
+    return this.download(this.name(tenant, snapshotLeaf(stream)));
   }
 
-  async writeSnapshot(tenant: string, stream: string, snapshot: Buffer[]) {
+  async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, snapshotLeaf(stream)));
     // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then.
-    await blob.uploadStream(Readable.from(snapshot).pipe(createGzip()), 4 * 1024 * 1024, 2, {
-      blobHTTPHeaders: { blobContentType: 'application/gzip' },
+    await blob.uploadStream(Readable.from(snapshot), 4 * 1024 * 1024, 2, {
+      blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
     });
   }
 
-  readCheckpoint(tenant: string, stream: string) {
-    return this.download(this.name(tenant, checkpointLeaf(stream)));
+  async readCheckpoint(tenant: string, stream: string) {
+    const blob = (await this.container()).getBlobClient(this.name(tenant, checkpointLeaf(stream)));
+    try {
+      // The SDK's download body resumes by itself after a dropped connection.
+      return (await blob.download()).readableStreamBody as AsyncIterable<Buffer> | undefined;
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      throw err;
+    }
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {

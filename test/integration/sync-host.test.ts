@@ -248,7 +248,7 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
   it('a credential revoked mid-run fails the run cleanly: snapshots untouched, nothing secret in the status or logs', async () => {
     await stack.sb.hook('data/mutate', { collection: 'controls', creates: 0, updates: 0, deletes: 5 });
     const state = blobs.getContainerClient('sync-state');
-    const before = await state.getBlobClient('acme/controls.snapshot.gz').downloadToBuffer();
+    const before = await state.getBlobClient('acme/controls.snapshot').downloadToBuffer();
     await stack.sb.hook('faults', { route: 'graphql', delayMs: 600, count: 12 });
     const graphqlBefore = (await stack.sb.hook('stats')).body.graphql.queries as number;
     await tick();
@@ -262,7 +262,7 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
     expect(status.customStatus.state).toBe('failed');
     const errors = Object.values(status.customStatus.streams).map((s) => s.error ?? '');
     expect(errors.some((e) => /rejected M2M credential/.test(e))).toBe(true);
-    expect(await state.getBlobClient('acme/controls.snapshot.gz').downloadToBuffer()).toEqual(before);
+    expect(await state.getBlobClient('acme/controls.snapshot').downloadToBuffer()).toEqual(before);
     const text = JSON.stringify(status) + stack.logs();
     expect(text).not.toContain(stack.sb.clientSecret);
     expect(text).not.toContain(receiver.secret);

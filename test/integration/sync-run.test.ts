@@ -149,8 +149,8 @@ describe('sync run against the sandbox', () => {
     });
     expect(result.ok).toBe(false);
     expect(result.streams.map((s) => s.ok)).toEqual([false, true]);
-    expect((await readdir(join(dir, 'state', sb.tenant))).filter((f) => f.endsWith('.snapshot.gz'))).toEqual([
-      'users.snapshot.gz',
+    expect((await readdir(join(dir, 'state', sb.tenant))).filter((f) => f.endsWith('.snapshot'))).toEqual([
+      'users.snapshot',
     ]);
     await a.cleanup();
   });

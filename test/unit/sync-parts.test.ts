@@ -5,7 +5,7 @@ import { ConfigError } from '../../shared/errors';
 import { DEFAULT_STREAMS, resolveStreams } from '../../shared/streams';
 import { ChangeDetector, changeJson } from '../../shared/sync/changes';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from '../../shared/sync/fingerprint';
-import { Snapshot, SnapshotWriter } from '../../shared/sync/snapshot';
+import { EntryWriter, Snapshot } from '../../shared/sync/snapshot';
 
 describe('fingerprints', () => {
   const fp = (stream: string, record: { id: string } & Record<string, unknown>) =>
@@ -37,18 +37,18 @@ describe('fingerprints', () => {
     const [created] = d.page([{ id: 'é"\n', nested: { list: [1, null, 'x'] } }]);
     expect(changeJson(created)).toBe(JSON.stringify(created));
     expect(JSON.parse(changeJson(created))).toEqual(created);
-    const gone = new ChangeDetector('controls', d.finish().snapshot[0], 'id');
-    const [deleted] = gone.finish().deletions;
+    const gone = new ChangeDetector('controls', d.takePageEntries(), 'id');
+    const [deleted] = gone.finish();
     expect(changeJson(deleted)).toBe(JSON.stringify(deleted));
   });
 });
 
 describe('compact snapshot', () => {
   it('round-trips 20 000 entries and finds each id, and only those', () => {
-    const w = new SnapshotWriter();
+    const w = new EntryWriter();
     for (let i = 0; i < 20_000; i++)
       w.add(Buffer.from(`ctl-${i}`), fingerprint('controls', `ctl-${i}`, String(i)));
-    const s = new Snapshot(w.toBuffer());
+    const s = new Snapshot(w.take());
     expect(s.count).toBe(20_000);
     for (const i of [0, 1, 9_999, 19_999]) {
       const at = s.find(Buffer.from(`ctl-${i}`));
@@ -60,13 +60,26 @@ describe('compact snapshot', () => {
   });
 
   it('unmarked entries are the ones not seen; a truncated snapshot is an error, not silence', () => {
-    const w = new SnapshotWriter();
+    const w = new EntryWriter();
     for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
-    const s = new Snapshot(w.toBuffer());
+    const bytes = w.take();
+    const s = new Snapshot(bytes);
     expect(s.mark(s.find(Buffer.from('b')))).toBe(true);
     expect(s.mark(s.find(Buffer.from('b')))).toBe(false);
     expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'c']);
-    expect(() => new Snapshot(w.toBuffer().subarray(0, 10))).toThrow('truncated');
+    expect(() => new Snapshot(bytes.subarray(0, 10))).toThrow('truncated');
+  });
+
+  it('an id the server listed twice in one pass is one record: found, and never reported as deleted', () => {
+    const first = new ChangeDetector('controls', undefined, 'id');
+    first.page([{ id: 'a' }, { id: 'x', v: 1 }]);
+    first.page([{ id: 'x', v: 1 }]); // the listing shifted and served x again
+    const snapshot = first.takePageEntries();
+    const next = new ChangeDetector('controls', snapshot, 'id');
+    expect(next.expected).toBe(3);
+    expect(next.page([{ id: 'x', v: 1 }, { id: 'a' }]).map((c) => c.id)).toEqual([]);
+    expect(next.finish()).toEqual([]);
+    expect(next.counts).toMatchObject({ unchanged: 2, deleted: 0 });
   });
 });
 
@@ -74,8 +87,8 @@ describe('change detection', () => {
   const pass = (previous: Buffer | undefined, records: Array<Record<string, unknown>>) => {
     const d = new ChangeDetector('controls', previous, 'id');
     const changes = d.page(records);
-    const { deletions, snapshot } = d.finish();
-    return { changes, deletions, snapshot: Buffer.concat(snapshot), counts: d.counts };
+    const snapshot = d.takePageEntries();
+    return { changes, deletions: d.finish(), snapshot, counts: d.counts };
   };
 
   it('first pass creates everything; then created, updated, deleted and unchanged are exact', () => {

@@ -4,11 +4,11 @@ import { Webhook } from 'standardwebhooks';
 import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
 import { ChangeDetector } from '../../shared/sync/changes';
-import { decodeCheckpoint, encodeRecord } from '../../shared/sync/checkpoint';
+import { decodeCheckpoint, encodeRecord, logEntries } from '../../shared/sync/checkpoint';
 import { prefetch } from '../../shared/sync/prefetch';
 import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sync/sinks';
 import { fingerprint, recordJson } from '../../shared/sync/fingerprint';
-import { SnapshotWriter } from '../../shared/sync/snapshot';
+import { EntryWriter } from '../../shared/sync/snapshot';
 
 const counts = (read: number) => ({ read, created: read, updated: 0, deleted: 0, unchanged: 0 });
 
@@ -32,40 +32,60 @@ describe('checkpoint log', () => {
     ]);
   };
 
-  it('gives the last page, its cursor, the pages with changes and every entry so far', () => {
-    const cp = decodeCheckpoint(log());
-    expect(cp).toMatchObject({ runId: 'r1', page: 2, cursor: 'c2', listingDone: true, changedPages: [1] });
-    expect(cp?.counts.read).toBe(3);
-    const restored = new ChangeDetector('controls', undefined, 'id');
-    restored.restore(cp!.entries, cp!.counts);
-    // Carried on from the checkpoint: the snapshot holds a, b and c, and the counts go on from 3.
-    restored.page([{ id: 'd' }]);
-    const { snapshot } = restored.finish();
-    expect(restored.counts.read).toBe(4);
-    const w = new SnapshotWriter();
-    for (const id of ['a', 'b', 'c', 'd'])
-      w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
-    expect(Buffer.concat(snapshot).equals(w.toBuffer())).toBe(true);
-  });
+  /** A log as a store streams it: in chunks of `size` bytes, so records straddle chunk borders. */
+  async function* chunks(bytes: Buffer, size = 7) {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+  }
+  const all = async (it: AsyncIterable<Buffer>) => {
+    const out: Buffer[] = [];
+    for await (const b of it) out.push(b);
+    return Buffer.concat(out);
+  };
+  const entriesOf = (ids: string[]) => {
+    const w = new EntryWriter();
+    for (const id of ids) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
+    return w.take();
+  };
 
-  it('ignores a torn last record (the process died mid-append) and reads nothing without a start', () => {
+  it.each([1, 7, 4096])(
+    'gives the last page, its cursor, the pages with changes and every entry (chunks of %i bytes)',
+    async (size) => {
+      const cp = await decodeCheckpoint(chunks(log(), size));
+      expect(cp).toMatchObject({ runId: 'r1', page: 2, cursor: 'c2', listingDone: true, changedPages: [1] });
+      expect(cp?.counts.read).toBe(3);
+      // The next snapshot, read back from the log: a, b and c in the order they were seen.
+      expect((await all(logEntries(chunks(log(), size)))).equals(entriesOf(['a', 'b', 'c']))).toBe(true);
+    },
+  );
+
+  it('ignores a torn last record (the process died mid-append) and reads nothing without a start', async () => {
     const whole = log();
-    const torn = decodeCheckpoint(whole.subarray(0, whole.length - 5));
+    const torn = await decodeCheckpoint(chunks(whole.subarray(0, whole.length - 5)));
     expect(torn).toMatchObject({ page: 1, cursor: 'c1', listingDone: false });
-    expect(decodeCheckpoint(Buffer.alloc(0))).toBeUndefined();
-    expect(decodeCheckpoint(whole.subarray(60))).toBeUndefined();
+    expect(await all(logEntries(chunks(whole.subarray(0, whole.length - 5))))).toEqual(entriesOf(['a', 'b']));
+    expect(await decodeCheckpoint(chunks(Buffer.alloc(0)))).toBeUndefined();
+    expect(await decodeCheckpoint(chunks(whole.subarray(60)))).toBeUndefined();
+    // Garbage where a record should be ends the log there.
+    const start = encodeRecord({ kind: 'start', runId: 'r1', previousDigest: 'none', full: false });
+    const garbled = Buffer.concat([
+      start,
+      Buffer.from('\0\0\0\x10\0\0\0\x04{{{{xxxxxxxx'),
+      whole.subarray(start.length),
+    ]);
+    expect(await decodeCheckpoint(chunks(garbled))).toMatchObject({ runId: 'r1', page: 0 });
   });
 
-  it('a restored pass marks what it saw, so deletions come only from records not seen in the whole pass', () => {
-    const w = new SnapshotWriter();
-    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
-    const first = new ChangeDetector('controls', w.toBuffer(), 'id');
+  it('a resumed pass marks what it saw, so deletions come only from records not seen in the whole pass', async () => {
+    const previous = entriesOf(['a', 'b', 'c']);
+    const first = new ChangeDetector('controls', previous, 'id');
     first.page([{ id: 'a' }]);
     const entries = first.takePageEntries();
-    const resumed = new ChangeDetector('controls', w.toBuffer(), 'id');
-    resumed.restore(entries, first.counts);
+    const resumed = new ChangeDetector('controls', previous, 'id');
+    await resumed.resume(first.counts, chunks(entries, entries.length));
+    expect(resumed.counts.read).toBe(1);
     resumed.page([{ id: 'c' }]);
-    expect(resumed.finish().deletions.map((c) => c.id)).toEqual(['b']);
+    expect(resumed.counts.read).toBe(2);
+    expect(resumed.finish().map((c) => c.id)).toEqual(['b']);
   });
 });
 
