@@ -21,6 +21,8 @@ interface Args {
   clientId: string;
   clientSecret: string;
   stream: string;
+  /** Sync state kept here between children (a second run reads the first's snapshot); else a temp folder. */
+  stateDir?: string;
 }
 
 /** Serialises every change like a sink would, then drops it: downstream's own cost is not ours. */
@@ -76,7 +78,7 @@ async function main() {
       const access = createAccessLayer(await sandboxConfig(a, dir));
       const result = await syncAll(access.graphql, [stream], {
         tenant: a.tenant,
-        state: new FileSyncStateStore(join(dir, 'state')),
+        state: new FileSyncStateStore(a.stateDir ?? join(dir, 'state')),
         sink: new CountingSink(),
       });
       if (!result.ok) throw new Error(result.streams[0].error);
