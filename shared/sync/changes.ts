@@ -47,7 +47,7 @@ export function changeJson(c: Change): string {
  */
 export class ChangeDetector {
   readonly counts: StreamCounts = noCounts();
-  private readonly previous: Snapshot;
+  private previous: Snapshot;
   private readonly pageEntries = new EntryWriter();
 
   constructor(
@@ -125,6 +125,8 @@ export class ChangeDetector {
       deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
     }
     this.counts.deleted = deletions.length;
+    // Not needed any more: free for the collector before the pass reads its log back to store the next one.
+    this.previous = new Snapshot();
     return deletions;
   }
 }

@@ -87,7 +87,7 @@ export async function syncStream(
   const name = stream.name;
   let detector: ChangeDetector | undefined;
   try {
-    const stored = await state.readSnapshot(tenant, name);
+    let stored = await state.readSnapshot(tenant, name);
     const digest = snapshotDigest(stored);
     const log = await state.readCheckpoint(tenant, name);
     let cp = log && (await decodeCheckpoint(log));
@@ -101,6 +101,7 @@ export async function syncStream(
     }
     const full = cp?.full ?? run.full;
     const d = new ChangeDetector(name, full ? undefined : stored, stream.idPath);
+    stored = undefined; // the detector's from here on, which lets it go after the last page
     detector = d;
     let page = 0;
     let cursor: string | null = null;
