@@ -96,7 +96,8 @@ export const fetchPost =
   async (url, body, options) => {
     const res = await f(url, { method: 'POST', headers: options.headers, body, signal: options.abortSignal });
     const text = await res.text();
-    if (Buffer.byteLength(text) > (options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES))
-      throw new AnswerTooLarge(`${new URL(url).origin} answered with more than ${options.maxBytes} bytes`);
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+    if (Buffer.byteLength(text) > maxBytes)
+      throw new AnswerTooLarge(`${new URL(url).origin} answered with more than ${maxBytes} bytes`);
     return { status: res.status, header: (name) => res.headers.get(name), text };
   };

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nodePost } from '../../shared/net/http';
+import { fetchPost, nodePost } from '../../shared/net/http';
 import { failure } from '../helpers/failure';
 
 /** The GraphQL client's transport against a local server that answers as each test says. */
@@ -67,5 +67,22 @@ describe('nodePost', () => {
   it('a connection reset rejects (the client retries it as a network error)', async () => {
     handle = (req) => req.socket.destroy();
     expect(await failure(nodePost(url, '', {}))).toMatchObject({ code: 'ECONNRESET' });
+  });
+});
+
+describe('fetchPost (a fetch given to the client)', () => {
+  it('answers the same way: status, headers, text, and the size cap', async () => {
+    handle = (_req, body, res) => {
+      res.writeHead(503, { 'retry-after': '2' });
+      res.end(`got ${body}`);
+    };
+    const post = fetchPost(fetch);
+    const answer = await post(url, '{"q":1}', {});
+    expect(answer).toMatchObject({ status: 503, text: 'got {"q":1}' });
+    expect(answer.header('retry-after')).toBe('2');
+    expect(await failure(post(url, 'x'.repeat(50), { maxBytes: 10 }))).toMatchObject({
+      code: 'RESPONSE_TOO_LARGE',
+      message: expect.stringMatching(/more than 10 bytes/),
+    });
   });
 });
