@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import type { TenantSettings } from '../config';
 import { CredentialRejected, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
-import { backoffMs, DEFAULT_RETRY, retryAfterMs, sleep, type RetryPolicy } from '../net/retry';
+import { DEFAULT_RETRY, retryDelayMs, sleep, type RetryPolicy } from '../net/retry';
 import { tenantEndpoints } from './endpoints';
 import {
   clientCredentialsTokenSchema,
@@ -159,9 +159,7 @@ export class ClientCredentialsProvider {
         durationMs: Date.now() - started,
       });
       if (reply.kind !== 'transient' || attempt >= retry.maxAttempts) return { reply, sentAt };
-      const wait =
-        retryAfterMs(reply.retryAfter, this.clock.now(), retry.maxDelayMs) ??
-        backoffMs(attempt, retry, this.o.random);
+      const wait = retryDelayMs(attempt, retry, reply.retryAfter, this.clock.now(), this.o.random);
       this.logger.log('warn', 'token request failed; retrying', {
         endpoint: 'token',
         attempt,

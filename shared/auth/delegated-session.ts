@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock';
 import type { TenantSettings } from '../config';
 import { IntegrationError, LoginRequired, SecretNotFound, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
-import { backoffMs, DEFAULT_RETRY, retryAfterMs, sleep, type RetryPolicy } from '../net/retry';
+import { DEFAULT_RETRY, retryDelayMs, sleep, type RetryPolicy } from '../net/retry';
 import type { SecretStore } from '../secrets/types';
 import type { SessionMetadata, SessionMetadataStore } from '../state/session-metadata';
 import { abortable, type AccessToken } from './client-credentials';
@@ -157,10 +157,7 @@ export class DelegatedSession {
           },
         );
       }
-      await sleep(
-        retryAfterMs(reply.retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
-          backoffMs(attempt, this.retry),
-      );
+      await sleep(retryDelayMs(attempt, this.retry, reply.retryAfter, this.clock.now()));
     }
   }
 

@@ -5,10 +5,9 @@ import { GraphqlErrors, RequestRefused, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
 import { fetchPost, nodePost, type PostText } from '../net/http';
 import {
-  backoffMs,
   DEFAULT_RETRY,
   isTransientStatus,
-  retryAfterMs,
+  retryDelayMs,
   sleep,
   withTimeout,
   type RetryPolicy,
@@ -223,10 +222,10 @@ export class TenantGraphqlClient {
           { status: 503, upstreamStatus: status, cause: failure },
         );
       }
-      const wait =
-        retryAfterMs(retryAfter, this.clock.now(), this.retry.maxDelayMs) ??
-        backoffMs(attempt, this.retry, this.random);
-      await sleep(wait, options.abortSignal);
+      await sleep(
+        retryDelayMs(attempt, this.retry, retryAfter, this.clock.now(), this.random),
+        options.abortSignal,
+      );
     }
   }
 

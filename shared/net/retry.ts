@@ -25,6 +25,17 @@ export function retryAfterMs(
   return Number.isFinite(ms) ? Math.min(Math.max(0, ms), capMs) : undefined;
 }
 
+/** The wait before the next attempt: the server's Retry-After when it gave a readable one (capped), else backoff. */
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfter: string | null | undefined,
+  nowMs: number,
+  random?: () => number,
+): number {
+  return retryAfterMs(retryAfter, nowMs, policy.maxDelayMs) ?? backoffMs(attempt, policy, random);
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

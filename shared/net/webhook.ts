@@ -3,10 +3,9 @@ import { Webhook } from 'standardwebhooks';
 import { systemClock, type Clock } from '../clock';
 import { UpstreamError } from '../errors';
 import {
-  backoffMs,
   DEFAULT_RETRY,
   isTransientStatus,
-  retryAfterMs,
+  retryDelayMs,
   sleep,
   withTimeout,
   type RetryPolicy,
@@ -101,10 +100,7 @@ export class SignedPoster {
           { cause, upstreamStatus: status },
         );
       }
-      await sleep(
-        retryAfterMs(retryAfter, this.clock.now(), policy.maxDelayMs) ?? backoffMs(attempt, policy),
-        options.abortSignal,
-      );
+      await sleep(retryDelayMs(attempt, policy, retryAfter, this.clock.now()), options.abortSignal);
     }
   }
 }
