@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { UpstreamError } from '../errors';
+import { nodePost, type PostText } from '../net/http';
 
 /**
  * Where an export's callback may go. Link-local (169.254/16 — the cloud metadata service — and fe80::/10)
@@ -88,54 +88,30 @@ export function guardedLookup(options: { development: boolean }): LookupFunction
 }
 
 /**
- * A `fetch` for callbacks over node:https with the guarded lookup (the global fetch cannot take a lookup):
- * no redirects, a body cap on the answer, the caller's abort signal.
+ * How callbacks are sent: POST over node:https only, each address checked at connect time by the guarded
+ * lookup (literal addresses, which skip the lookup, checked here), no redirects, the answer read to its end but
+ * only its first 64 KiB kept, the caller's abort signal.
  */
-export function guardedFetch(options: { development: boolean }): typeof fetch {
+export function guardedPost(options: { development: boolean }): PostText {
   const lookup = guardedLookup(options);
-  return (async (input: string | URL | Request, init: RequestInit = {}) => {
-    const url = new URL(String(input instanceof Request ? input.url : input));
-    const body = typeof init.body === 'string' ? init.body : '';
-    // Literal addresses skip the lookup: check them here.
+  return async (target, body, postOptions) => {
+    const url = new URL(target);
+    const where = `callback ${url.origin}`;
+    if (url.protocol !== 'https:') throw new UpstreamError('UPSTREAM_REJECTED', where, 'refused: not https');
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     const refused = isIP(literal) ? refusedAddress(literal, options) : undefined;
-    if (refused) throw new UpstreamError('UPSTREAM_REJECTED', `callback ${url.origin}`, refused);
-    return new Promise<Response>((resolve, reject) => {
-      const req = httpsRequest(
-        url,
-        {
-          method: init.method ?? 'POST',
-          headers: { ...(init.headers as Record<string, string>), 'content-length': Buffer.byteLength(body) },
-          lookup,
-          signal: init.signal ?? undefined,
-        },
-        (res) => {
-          let size = 0;
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size <= 64 * 1024) chunks.push(c);
-          });
-          res.on('end', () => {
-            const headers = new Headers();
-            for (const [k, v] of Object.entries(res.headers))
-              if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-            const status = res.statusCode ?? 502;
-            // Response refuses a body with these statuses.
-            const empty = status === 204 || status === 205 || status === 304;
-            resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }));
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          err.code === 'CALLBACK_REFUSED'
-            ? new UpstreamError('UPSTREAM_REJECTED', `callback ${url.origin}`, err.message, { cause: err })
-            : err,
-        ),
-      );
-      req.end(body);
-    });
-  }) as typeof fetch;
+    if (refused) throw new UpstreamError('UPSTREAM_REJECTED', where, refused);
+    try {
+      return await nodePost(url.href, body, {
+        ...postOptions,
+        lookup,
+        maxBytes: 64 * 1024,
+        beyondMax: 'drop',
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'CALLBACK_REFUSED')
+        throw new UpstreamError('UPSTREAM_REJECTED', where, (err as Error).message, { cause: err });
+      throw err;
+    }
+  };
 }

@@ -1,6 +1,6 @@
 import type { TenantGraphqlClient } from '../graphql/client';
 import { SignedPoster } from '../net/webhook';
-import { guardedFetch } from './callback';
+import { guardedPost } from './callback';
 import type { ExportInput, ExportState, StreamOutcome, StreamTask } from './orchestration';
 import type { ExportSetup } from './setup';
 import type { DownloadLink } from './storage';
@@ -111,7 +111,7 @@ export async function notifyExport(
   const poster = new SignedPoster(callbackUrl, {
     secret: setup.callbackSecret,
     clock: setup.clock,
-    fetch: guardedFetch({ development: setup.development }),
+    post: guardedPost({ development: setup.development }),
     refusedHint: 'check the callbackUrl and that the receiver uses the downstream webhook secret',
     unavailableHint: "the export's status and links stay available from GET /api/exports/{id}",
   });

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 /** An HTTP answer read whole: what a JSON API client needs, and nothing of a stream API's per-request cost. */
 export interface HttpAnswer {
@@ -11,11 +12,18 @@ export interface HttpAnswer {
 export interface PostOptions {
   headers?: Record<string, string>;
   abortSignal?: AbortSignal;
-  /** Answers longer than this fail with code `RESPONSE_TOO_LARGE` instead of filling memory. */
+  /** Answers longer than this fail with code `RESPONSE_TOO_LARGE` instead of filling memory… */
   maxBytes?: number;
+  /** …or, with `drop`, are read to the end keeping only the first `maxBytes` (for answers nobody reads). */
+  beyondMax?: 'fail' | 'drop';
+  /**
+   * Resolves the host name at connect time (e.g. to refuse addresses). Such a request gets a connection of its
+   * own: a pooled socket would have been resolved without it.
+   */
+  lookup?: LookupFunction;
 }
 
-/** How `TenantGraphqlClient` sends a request: node:http by default, `fetch` when one is given. */
+/** How a POST is sent: `nodePost` by default; `fetchPost` over a given fetch; the export callback's guarded one. */
 export type PostText = (url: string, body: string, options: PostOptions) => Promise<HttpAnswer>;
 
 export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
@@ -47,7 +55,9 @@ export const nodePost: PostText = (url, body, options) =>
       target,
       {
         method: 'POST',
-        agent: secure ? pool().https : pool().http,
+        ...(options.lookup
+          ? { agent: false, lookup: options.lookup }
+          : { agent: secure ? pool().https : pool().http }),
         headers: { ...options.headers, 'content-length': String(Buffer.byteLength(body)) },
       },
       (answer) => {
@@ -56,6 +66,7 @@ export const nodePost: PostText = (url, body, options) =>
         let size = 0;
         answer.on('data', (chunk: Buffer) => {
           size += chunk.length;
+          if (size > maxBytes && options.beyondMax === 'drop') return;
           if (size > maxBytes) {
             const err = new AnswerTooLarge(`${target.origin} answered with more than ${maxBytes} bytes`);
             answer.destroy(err);

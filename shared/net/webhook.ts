@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { systemClock, type Clock } from '../clock';
 import { UpstreamError } from '../errors';
+import { nodePost, type PostText } from './http';
 import {
   DEFAULT_RETRY,
   isTransientStatus,
@@ -15,7 +16,8 @@ export interface SignedPostOptions {
   /** The Standard Webhooks secret (`whsec_…`), read from the secret store when first needed. */
   secret: () => Promise<string>;
   clock?: Clock;
-  fetch?: typeof fetch;
+  /** How the message is sent: node:http(s) with kept-alive connections unless given (the export's callback). */
+  post?: PostText;
   retry?: RetryPolicy;
   timeoutMs?: number;
   /** What to tell the operator when the receiver refuses for good (names the setting or field). */
@@ -57,7 +59,7 @@ export class SignedPoster {
     const signer = await this.signer;
     const id = SignedPoster.messageId(key);
     const policy = this.options.retry ?? DEFAULT_RETRY;
-    const doFetch = this.options.fetch ?? fetch;
+    const post = this.options.post ?? nodePost;
     for (let attempt = 1; ; attempt++) {
       const now = new Date(this.clock.now());
       const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
@@ -65,22 +67,22 @@ export class SignedPoster {
       let retryAfter: string | null = null;
       let cause: unknown;
       try {
-        const res = await doFetch(this.url, {
-          method: 'POST',
+        // node:http follows no redirects: a 3xx is an answer, and not a success.
+        const res = await post(this.url, body, {
           headers: {
             'content-type': 'application/json',
             'webhook-id': id,
             'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
             'webhook-signature': signer.sign(id, now, body),
           },
-          body,
-          signal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
-          redirect: 'manual',
+          abortSignal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
+          // The receiver's answer is not read: keep little of it, however long it is.
+          maxBytes: 64 * 1024,
+          beyondMax: 'drop',
         });
-        await res.arrayBuffer().catch(() => undefined);
         if (res.status >= 200 && res.status < 300) return;
         status = res.status;
-        retryAfter = res.headers.get('retry-after');
+        retryAfter = res.header('retry-after');
       } catch (err) {
         if (options.abortSignal?.aborted) throw err;
         // A destination refused before any connection (see the export callback's address check) is final.

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { fetchPost, nodePost } from '../../shared/net/http';
 import { failure } from '../helpers/failure';
 
@@ -45,6 +45,32 @@ describe('nodePost', () => {
     // The connection that carried it is not reused half-read: the next request still works.
     handle = (_req, _body, res) => res.end('ok');
     expect((await nodePost(url, '', {})).text).toBe('ok');
+  });
+
+  it("with beyondMax 'drop', a long answer is read to its end and only its start kept", async () => {
+    handle = (_req, _body, res) => res.writeHead(202).end('x'.repeat(200_000));
+    const answer = await nodePost(url, '', { maxBytes: 100_000, beyondMax: 'drop' });
+    expect(answer.status).toBe(202);
+    expect(answer.text.length).toBeGreaterThan(0);
+    expect(answer.text.length).toBeLessThanOrEqual(100_000);
+  });
+
+  it('a lookup decides where a request connects, on a connection of its own each time', async () => {
+    handle = (_req, _body, res) => res.end('ok');
+    const named = url.replace('127.0.0.1', 'callback.test');
+    const refuse: LookupFunction = (_host, _options, callback) =>
+      callback(Object.assign(new Error('refused by lookup'), { code: 'REFUSED' }), '', 0);
+    expect(await failure(nodePost(named, '', { lookup: refuse }))).toMatchObject({ code: 'REFUSED' });
+    expect(connections).toHaveLength(0);
+    const local: LookupFunction = (_host, options, callback) =>
+      options.all
+        ? (callback as never as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+            { address: '127.0.0.1', family: 4 },
+          ])
+        : callback(null, '127.0.0.1', 4);
+    expect((await nodePost(named, '', { lookup: local })).text).toBe('ok');
+    expect((await nodePost(named, '', { lookup: local })).text).toBe('ok');
+    expect(connections).toHaveLength(2);
   });
 
   it('an abort stops a request whose answer has not finished, and one aborted before it starts', async () => {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { guardedFetch, refusedAddress, refusedCallbackUrl } from '../../shared/exports/callback';
+import { guardedPost, refusedAddress, refusedCallbackUrl } from '../../shared/exports/callback';
 import { parseExportRequest, parseIdempotencyKey, requestHash } from '../../shared/exports/request';
 
 const known = ['controls', 'users'];
@@ -92,19 +92,13 @@ describe('callback destinations', () => {
     try {
       // `localhost` passes the URL check in development only; outside it, the lookup refuses 127.0.0.1.
       await expect(
-        guardedFetch({ development: false })(`https://localhost:${port}/hook`, {
-          method: 'POST',
-          body: '{}',
-        }),
+        guardedPost({ development: false })(`https://localhost:${port}/hook`, '{}', {}),
       ).rejects.toMatchObject({
         code: 'UPSTREAM_REJECTED',
         message: expect.stringMatching(/loopback or private/),
       });
       await expect(
-        guardedFetch({ development: false })(`https://127.0.0.1:${port}/hook`, {
-          method: 'POST',
-          body: '{}',
-        }),
+        guardedPost({ development: false })(`https://127.0.0.1:${port}/hook`, '{}', {}),
       ).rejects.toMatchObject({ code: 'UPSTREAM_REJECTED' });
       expect(reached).toBe(0);
     } finally {
