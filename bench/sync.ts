@@ -65,7 +65,7 @@ const rate = (m: Measure) => m.records / (m.ms / 1000);
  * One round against a sandbox: the raw loop, then a first sync (every record a change) and a second one on
  * the state the first left (every record compared, none changed: the steady state of a scheduled sync).
  */
-async function round3(sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['info']) {
+async function roundOfThree(sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['info']) {
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
   try {
     const raw = await measure('raw', sandbox);
@@ -78,17 +78,17 @@ async function round3(sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['
 }
 
 export async function syncBench(): Promise<Record<string, unknown>> {
-  const rounds: Array<Awaited<ReturnType<typeof round3>>> = [];
+  const rounds: Array<Awaited<ReturnType<typeof roundOfThree>>> = [];
   const small = await startSandboxProcess(100_000);
   try {
-    for (let i = 0; i < 5; i++) rounds.push(await round3(small.info));
+    for (let i = 0; i < 5; i++) rounds.push(await roundOfThree(small.info));
   } finally {
     small.stop();
   }
   const large = await startSandboxProcess(1_000_000);
-  let big: Awaited<ReturnType<typeof round3>>;
+  let big: Awaited<ReturnType<typeof roundOfThree>>;
   try {
-    big = await round3(large.info);
+    big = await roundOfThree(large.info);
   } finally {
     large.stop();
   }
