@@ -19,13 +19,16 @@ const ca =
   !process.env.TENANT_INTEGRATIONS_TRUSTED &&
   require('../dist/cli/context.js').devStackCaFile();
 if (ca) {
-  const { spawnSync } = require('node:child_process');
-  const run = spawnSync(process.execPath, [process.argv[1], ...args], {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, [process.argv[1], ...args], {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: ca, TENANT_INTEGRATIONS_TRUSTED: '1' },
   });
-  process.exit(run.status ?? 1);
+  // A signal sent to this process alone (kill PID, a supervisor) reaches the command too: none is orphaned.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 1)));
+} else {
+  main(args).then((code) => {
+    process.exitCode = code;
+  });
 }
-main(args).then((code) => {
-  process.exitCode = code;
-});

@@ -18,6 +18,7 @@ export const DEV_STACK_SETTINGS = [
   'TENANT_BASE_URL',
   'TENANT_AUTH_URL',
   'TENANT_CLIENT_ID',
+  'TENANT_CLIENT_SECRET_NAME',
   'AzureWebJobsStorage',
 ] as const;
 
@@ -91,13 +92,34 @@ export async function resolveTenant(cwd = process.cwd()): Promise<{
   // Loaded only here: the sandbox's GraphQL server is heavy for commands that do not need it.
   const { startSandbox } = await import('../sandbox/server');
   const sandbox = await startSandbox({});
-  // Like `tenant-integrations sandbox`: its demo credential's secret goes to the secret file the app reads.
-  await new LocalFileSecretStore(config.localSecretsFile).set(config.clientSecretName, sandbox.clientSecret);
+  // Its demo secret goes to the secret file under a name of its own: the configured name may hold the
+  // secret of a sandbox or tenant someone else is using.
+  const clientSecretName = 'embedded-sandbox-client-secret';
+  await new LocalFileSecretStore(config.localSecretsFile).set(clientSecretName, sandbox.clientSecret);
   const tenant: TenantSettings = {
     name: sandbox.tenant,
     baseUrl: sandbox.baseUrl,
     authUrl: sandbox.authUrl,
     clientId: sandbox.clientId,
   };
-  return { config: { ...config, tenant }, source: 'embedded', sandbox, close: () => sandbox.close() };
+  return {
+    config: { ...config, tenant, clientSecretName },
+    source: 'embedded',
+    sandbox,
+    close: () => sandbox.close(),
+  };
+}
+
+/** One line on stderr saying which tenant a command talks to, when it is not a configured one. */
+export function describeTarget(
+  target: { source: 'configured' | 'dev-stack' | 'embedded'; config: { tenant: TenantSettings } },
+  out: { write(s: string): unknown } = process.stderr,
+): void {
+  if (target.source === 'embedded')
+    out.write(
+      'No tenant is configured and no local stack is running: using an embedded sandbox, which stops when\n' +
+        'this command ends. Run `npm start` for a lasting one, or set TENANT_* for a real tenant.\n\n',
+    );
+  else if (target.source === 'dev-stack')
+    out.write(`Using the sandbox of the running local stack (tenant ${target.config.tenant.name}).\n\n`);
 }

@@ -5,11 +5,26 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
-import { intOption, parse, UsageError } from './args';
+import { intOption, parse, UsageError, type CommandHelp } from './args';
 import { extraCaBundle, startAzurite, type RunningAzurite } from './azurite';
 import { cliConfig, DEV_STACK_SETTINGS, pidAlive } from './context';
 
-export const DEV_USAGE = 'dev [--port N] [--json]   (sandbox + Azurite + the functions app)';
+export const DEV_HELP: CommandHelp = {
+  usage: 'dev [--port N] [--json]',
+  summary:
+    'Runs the whole local stack (`npm start`): the sandbox, Azurite and the functions app, until Ctrl-C.\n' +
+    'Other commands in this folder (login, sync, export) then use its sandbox and storage.',
+  options: [
+    ['--port N', 'port of the functions app (default 7071; 0 for a free one)'],
+    ['--json', 'print one JSON line (apiBaseUrl, functionKey, adminKey, sandbox) instead of the banner'],
+  ],
+};
+
+/**
+ * The stack's demo secret has a name of its own, so a standalone `sandbox` (which writes the configured
+ * name) cannot replace the secret the running app reads.
+ */
+export const DEV_STACK_SECRET_NAME = 'local-stack-client-secret';
 
 const HOST_MAIN = resolve(__dirname, '..', 'devhost', 'main.js');
 
@@ -89,10 +104,7 @@ export async function devCommand(args: string[]): Promise<number> {
     // Azurite over HTTPS with OAuth: export download links are user-delegation SAS, as in Azure.
     const azuriteDir = join(dirname(config.localSecretsFile), 'azurite');
     [azurite, sandbox] = await Promise.all([startAzurite({ tls: { dir: azuriteDir } }), startSandbox({})]);
-    await new LocalFileSecretStore(config.localSecretsFile).set(
-      config.clientSecretName,
-      sandbox.clientSecret,
-    );
+    await new LocalFileSecretStore(config.localSecretsFile).set(DEV_STACK_SECRET_NAME, sandbox.clientSecret);
     const keys = {
       master: randomBytes(24).toString('base64url'),
       function: randomBytes(24).toString('base64url'),
@@ -103,7 +115,7 @@ export async function devCommand(args: string[]): Promise<number> {
       TENANT_BASE_URL: sandbox.baseUrl,
       TENANT_AUTH_URL: sandbox.authUrl,
       TENANT_CLIENT_ID: sandbox.clientId,
-      TENANT_CLIENT_SECRET_NAME: config.clientSecretName,
+      TENANT_CLIENT_SECRET_NAME: DEV_STACK_SECRET_NAME,
       LOCAL_SECRETS_FILE: config.localSecretsFile,
       AzureWebJobsStorage: azurite.connectionString,
       NODE_EXTRA_CA_CERTS: azurite.caFile && extraCaBundle(azurite.caFile),

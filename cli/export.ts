@@ -5,11 +5,21 @@ import { createAccessLayer } from '../shared/access';
 import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
 import { exportStream, type ExportFile } from '../shared/exports/write';
 import { resolveStreams } from '../shared/streams';
-import { parse, UsageError } from './args';
-import { resolveTenant } from './context';
+import { parse, UsageError, type CommandHelp } from './args';
+import { describeTarget, resolveTenant } from './context';
 
-export const EXPORT_USAGE =
-  'export [--streams a,b] [--format ndjson|csv|json] [--gzip] --out DIR   (one export to local files)';
+export const EXPORT_HELP: CommandHelp = {
+  usage: 'export [--streams a,b] [--format ndjson|csv|json] [--gzip] --out DIR',
+  summary:
+    "Runs one export with the webhook's own code into a local folder: one file per stream and a\n" +
+    "manifest.json with each file's record count, bytes and sha256. Files appear only when complete.",
+  options: [
+    ['--streams a,b', 'streams to export (default: all)'],
+    ['--format F', 'ndjson (default), csv or json'],
+    ['--gzip', 'gzip each file (.gz)'],
+    ['--out DIR', 'the folder to write to (required; created when missing)'],
+  ],
+};
 
 /**
  * `tenant-integrations export`: the export's own code to a local folder — one file per stream and a
@@ -36,6 +46,8 @@ export async function exportCommand(args: string[]): Promise<number> {
     const dir = resolve(values.out);
     await mkdir(dir, { recursive: true });
     const access = createAccessLayer(config);
+    describeTarget(target);
+    await access.m2m.getToken(); // a set-up problem is said once, before any file is started
     const files: Array<ExportFile & { file: string }> = [];
     for (const stream of streams) {
       const file = `${stream.name}.${extensionOf(format, Boolean(values.gzip))}`;

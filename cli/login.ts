@@ -5,11 +5,20 @@ import type { DeviceFlowState } from '../shared/auth/device-flow';
 import { requestDeviceCode } from '../shared/auth/device-http';
 import { tenantEndpoints } from '../shared/auth/endpoints';
 import { systemClock, type Clock } from '../shared/clock';
-import { parse } from './args';
-import { resolveTenant } from './context';
+import { parse, type CommandHelp } from './args';
+import { describeTarget, resolveTenant } from './context';
 
-export const LOGIN_USAGE =
-  'login [--no-qr] [--json]   (device flow in the terminal; stores the delegated session)';
+export const LOGIN_HELP: CommandHelp = {
+  usage: 'login [--no-qr] [--json]',
+  summary:
+    'Signs the admin in with the device flow in this terminal (code, link, QR) and stores the delegated\n' +
+    "session, as the admin page does. Uses the configured tenant, else the running local stack's sandbox.",
+  options: [
+    ['--no-qr', 'do not draw the QR code (it is drawn only on a terminal)'],
+    ['--json', 'one JSON line on stdout when the code is ready and one with the outcome; no QR code'],
+  ],
+  notes: 'Exit codes: 0 signed in, 1 failed, 2 usage or set-up, 3 denied, 4 expired, 130 cancelled.',
+};
 
 /** Exit codes scripts can rely on. */
 export const LOGIN_EXIT = {
@@ -51,14 +60,8 @@ export async function loginCommand(args: string[], io: LoginIo = {}): Promise<nu
   const target = await resolveTenant(io.cwd);
   let spinner: NodeJS.Timeout | undefined;
   try {
-    const { config, source } = target;
-    if (source === 'embedded')
-      err.write(
-        'No tenant is configured and no local stack is running: logging in to an embedded sandbox, which stops\n' +
-          'when this command ends. Run `npm start` for a lasting one, or set TENANT_* for a real tenant.\n\n',
-      );
-    else if (source === 'dev-stack')
-      err.write(`Using the sandbox of the running local stack (tenant ${config.tenant.name}).\n\n`);
+    const { config } = target;
+    describeTarget(target, err);
     const endpoints = tenantEndpoints(config.tenant);
     let code;
     try {
@@ -75,7 +78,9 @@ export async function loginCommand(args: string[], io: LoginIo = {}): Promise<nu
       );
     err.write(`Open this link on any device and sign in as the admin:\n\n    ${link}\n\n`);
     err.write(`Check that the page shows this code:\n\n    ${code.userCode}\n\n`);
-    if (!values['no-qr']) err.write(`${await QRCode.toString(link, { type: 'terminal', small: true })}\n`);
+    // A QR code is for eyes on a terminal: never for a redirected stderr or a script (--json).
+    if (!values['no-qr'] && !values.json && tty)
+      err.write(`${await QRCode.toString(link, { type: 'terminal', small: true })}\n`);
 
     let latest: DeviceFlowState | undefined;
     let frame = 0;
@@ -128,7 +133,12 @@ export async function loginCommand(args: string[], io: LoginIo = {}): Promise<nu
           ? `Key Vault ${target.config.keyVaultSessionsUrl}`
           : `the local secret file ${target.config.localSecretsFile}`;
         err.write(`✔ Signed in as ${who.name ? `${who.name} (${who.username})` : who.username}.\n`);
-        err.write(`  The delegated session is stored in ${where}; the app's keeper keeps it alive.\n`);
+        err.write(
+          target.source === 'embedded'
+            ? `  The delegated session is stored in ${where}, but the embedded sandbox stops now and the session\n` +
+                '  with it. Run `npm start` and log in there (or set TENANT_*) for a session the app keeps alive.\n'
+            : `  The delegated session is stored in ${where}; the app's keeper keeps it alive.\n`,
+        );
         report({ state: 'authorised', username: who.username, name: who.name });
         return LOGIN_EXIT.authorised;
       }

@@ -1,48 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { IntegrationError } from '../shared/errors';
-import { UsageError } from './args';
-import { DEV_USAGE, devCommand } from './dev';
-import { EXPORT_USAGE, exportCommand } from './export';
-import { LOGIN_USAGE, loginCommand } from './login';
-import { SANDBOX_USAGE, sandboxCommand } from './sandbox';
-import { SECRETS_USAGE, secretsCommand } from './secrets';
-import { SYNC_USAGE, syncCommand } from './sync';
+import { formatHelp, UsageError, type CommandHelp } from './args';
+import { DEV_HELP, devCommand } from './dev';
+import { EXPORT_HELP, exportCommand } from './export';
+import { LOGIN_HELP, loginCommand } from './login';
+import { SANDBOX_HELP, sandboxCommand } from './sandbox';
+import { SECRETS_HELP, secretsCommand } from './secrets';
+import { SYNC_HELP, syncCommand } from './sync';
 
-const COMMANDS: Record<string, { usage: string; run: (args: string[]) => Promise<number> }> = {
-  dev: { usage: DEV_USAGE, run: devCommand },
-  export: { usage: EXPORT_USAGE, run: exportCommand },
-  login: { usage: LOGIN_USAGE, run: (args) => loginCommand(args) },
-  sandbox: { usage: SANDBOX_USAGE, run: sandboxCommand },
-  secrets: { usage: SECRETS_USAGE, run: secretsCommand },
-  sync: { usage: SYNC_USAGE, run: syncCommand },
+const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Promise<number> }> = {
+  dev: { help: DEV_HELP, run: devCommand },
+  sandbox: { help: SANDBOX_HELP, run: sandboxCommand },
+  login: { help: LOGIN_HELP, run: (args) => loginCommand(args) },
+  sync: { help: SYNC_HELP, run: syncCommand },
+  export: { help: EXPORT_HELP, run: exportCommand },
+  secrets: { help: SECRETS_HELP, run: secretsCommand },
 };
 
-const usage = () =>
-  `usage: tenant-integrations <command>\n\n${Object.values(COMMANDS)
-    .map((c) => `  ${c.usage}`)
-    .join('\n')}\n`;
+/** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */
+const SETUP_CODES = new Set(['CONFIG_INVALID', 'SECRET_NOT_FOUND', 'CREDENTIAL_REJECTED']);
 
-/** Exit codes: 0 done, 1 failed, 2 usage or configuration mistake (`login` adds 3 denied, 4 expired, 130 cancelled). */
+export const version = (): string =>
+  (JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+    .version;
+
+const usage = () => {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.help.usage.length));
+  return [
+    'usage: tenant-integrations <command> [options]',
+    '',
+    ...Object.values(COMMANDS).map(
+      (c) => `  ${c.help.usage.padEnd(width)}  ${c.help.summary.split('\n')[0]}`,
+    ),
+    '',
+    '`tenant-integrations <command> --help` describes a command; `--version` prints the version.',
+    '',
+  ].join('\n');
+};
+
+const wantsHelp = (args: string[]) => args.some((a) => a === '--help' || a === '-h');
+
+/** Exit codes: 0 done, 1 failed, 2 usage or set-up mistake (`login` adds 3 denied, 4 expired, 130 cancelled). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(usage());
+    const topic = name === 'help' && args[0] ? COMMANDS[args[0]] : undefined;
+    process.stdout.write(topic ? formatHelp(topic.help) : usage());
     return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`tenant-integrations ${version()} (Node.js ${process.versions.node})\n`);
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {
     process.stderr.write(`tenant-integrations: unknown command "${name}"\n${usage()}`);
     return 2;
   }
+  if (wantsHelp(args)) {
+    process.stdout.write(formatHelp(command.help));
+    return 0;
+  }
   try {
     return await command.run(args);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`tenant-integrations ${name}: ${err.message}\n`);
+      process.stderr.write(
+        `tenant-integrations ${name}: ${err.message}\nusage: tenant-integrations ${command.help.usage}\n`,
+      );
       return 2;
     }
     if (err instanceof IntegrationError) {
       process.stderr.write(`tenant-integrations ${name}: ${err.message}\n`);
-      return err.code === 'CONFIG_INVALID' ? 2 : 1;
+      return SETUP_CODES.has(err.code) ? 2 : 1;
     }
     process.stderr.write(`tenant-integrations ${name}: ${(err as Error).message}\n`);
     return 1;

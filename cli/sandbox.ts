@@ -1,9 +1,26 @@
 import { startSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
-import { intOption, parse, UsageError } from './args';
-import { cliConfig } from './context';
+import { intOption, parse, UsageError, type CommandHelp } from './args';
+import { cliConfig, runningDevStack } from './context';
 
-export const SANDBOX_USAGE = 'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--no-m2m]';
+export const SANDBOX_HELP: CommandHelp = {
+  usage: 'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--no-m2m]',
+  summary:
+    'Starts the local tenant service (identity provider, GraphQL, portal, test hooks) on its own.\n' +
+    'When ready it prints one JSON line (baseUrl, authUrl, tenant, adminUsername, clientId, clientSecret) and\n' +
+    "stores the demo credential's secret in the local secret file; Ctrl-C stops it.",
+  options: [
+    ['--port N', 'port to listen on (default: a free one)'],
+    ['--host H', 'address to listen on (default 127.0.0.1)'],
+    ['--tenant T', 'tenant (realm) name (default acme)'],
+    ['--records N', 'records seeded per collection (default 120)'],
+    ['--seed S', 'seed for the generated data, so runs repeat'],
+    ['--no-m2m', 'the tenant has not enabled M2M credentials (no API Credentials page)'],
+  ],
+  notes:
+    'A running `npm start` stack keeps its own sandbox and its own secret name: starting this one does not\n' +
+    'change it. Point commands at this sandbox with the TENANT_* settings from the JSON line.',
+};
 
 /** Starts the sandbox; when ready prints one JSON line (DESIGN §4) and runs until SIGINT/SIGTERM. */
 export async function sandboxCommand(args: string[]): Promise<number> {
@@ -35,8 +52,16 @@ export async function sandboxCommand(args: string[]): Promise<number> {
     if (e.name === 'ZodError') throw new UsageError(`invalid option: ${(e as Error).message}`);
     throw err;
   }
-  // The demo secret goes to the development secret file, where the app's secret store finds it.
+  // The demo secret goes to the development secret file, where the app's secret store finds it. A running
+  // stack reads its own secret name (dev.ts), so this never replaces the secret the stack is using.
   await new LocalFileSecretStore(config.localSecretsFile).set(config.clientSecretName, running.clientSecret);
+  const stack = await runningDevStack(config);
+  process.stderr.write(
+    `Stored the demo credential's secret as "${config.clientSecretName}" in ${config.localSecretsFile}.\n` +
+      (stack
+        ? `The running local stack (pid ${stack.pid}) keeps its own sandbox and secret; it is not affected.\n`
+        : ''),
+  );
   const line = {
     baseUrl: running.baseUrl,
     authUrl: running.authUrl,

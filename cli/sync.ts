@@ -1,15 +1,29 @@
 import { dirname, join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
+import { ConfigError } from '../shared/errors';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { sinksFor } from '../shared/sync/sinks';
 import { sinkDeps, SYNC_CONCURRENCY } from '../shared/sync/setup';
 import { FileSyncStateStore } from '../shared/sync/state';
-import { parse } from './args';
-import { resolveTenant } from './context';
+import { parse, UsageError, type CommandHelp } from './args';
+import { describeTarget, resolveTenant } from './context';
 import { StreamProgress } from './progress';
 
-export const SYNC_USAGE = 'sync [--streams a,b] [--sink dir:PATH] [--full] [--json]   (one sync run)';
+export const SYNC_HELP: CommandHelp = {
+  usage: 'sync [--streams a,b] [--sink blob|webhook|dir:PATH[,…]] [--full] [--json]',
+  summary:
+    "Runs one sync with the timer's own code: reads every stream, compares it with the last run and writes\n" +
+    'the changes (created, updated, deleted) to the sinks. State lives in .local/sync-state/, apart from the\n' +
+    "deployed app's; a run that fails part-way is resumed by the next `sync`.",
+  options: [
+    ['--streams a,b', 'streams to sync (default SYNC_STREAMS, else all)'],
+    ['--sink SPEC', 'blob, webhook and/or dir:PATH, comma-separated (default dir:.local/sync-out)'],
+    ['--full', 'ignore the last run: every record is reported as created'],
+    ['--json', 'print a JSON summary with per-stream counts on stdout'],
+  ],
+  notes: 'Exit codes: 0 every stream synced, 1 the run is incomplete, 2 usage or set-up problem.',
+};
 
 /**
  * `tenant-integrations sync`: one run with the timer's own code (state in `.local/sync-state/`, so it never
@@ -29,7 +43,19 @@ export async function syncCommand(args: string[]): Promise<number> {
     const streams = resolveStreams({ file: config.syncStreamsFile, select });
     const local = dirname(config.localSecretsFile);
     const access = createAccessLayer(config);
-    const sink = sinksFor(values.sink ?? `dir:${join(local, 'sync-out')}`, sinkDeps(config, access.secrets));
+    let sink;
+    try {
+      sink = values.sink
+        ? sinksFor(values.sink, sinkDeps(config, access.secrets), '--sink')
+        : sinksFor(`dir:${join(local, 'sync-out')}`, sinkDeps(config, access.secrets));
+    } catch (err) {
+      if (values.sink && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+      throw err;
+    }
+    if (!values.json) describeTarget(target);
+    // A missing secret or a rejected credential is one set-up problem, said once, before any run begins
+    // (nothing to resume). The token is cached, so the run reuses it.
+    await access.m2m.getToken();
     const progress =
       process.stderr.isTTY && !values.json
         ? new StreamProgress(
@@ -58,13 +84,19 @@ export async function syncCommand(args: string[]): Promise<number> {
         result.streams.map((s) => [s.stream, { ...s.counts, ...(s.error ? { error: s.error } : {}) }]),
       ),
     };
-    if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    else if (!progress)
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return result.ok ? 0 : 1;
+    }
+    if (!progress)
       for (const s of result.streams)
         process.stderr.write(
           `${s.ok ? '✔' : '✖'} ${s.stream}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
         );
-    if (!result.ok && !values.json)
+    process.stderr.write(
+      `Run ${result.runId}${result.resumed ? ' (resumed)' : ''}: changes in ${sink.description}.\n`,
+    );
+    if (!result.ok)
       process.stderr.write('The run is incomplete; the next `sync` resumes it from its checkpoint.\n');
     return result.ok ? 0 : 1;
   } finally {

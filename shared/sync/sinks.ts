@@ -207,8 +207,11 @@ export interface SinkDeps {
   webhook?: { url?: string; secret: () => Promise<string>; clock?: Clock };
 }
 
-/** Parses SYNC_SINKS (or --sink): a comma-separated list of `blob`, `webhook` and `dir:PATH`. */
-export function sinksFor(spec: string, deps: SinkDeps = {}): ChangeSink {
+/**
+ * Parses SYNC_SINKS (or --sink): a comma-separated list of `blob`, `webhook` and `dir:PATH`. Problems name
+ * `source`, the setting or flag the spec came from.
+ */
+export function sinksFor(spec: string, deps: SinkDeps = {}, source = 'SYNC_SINKS'): ChangeSink {
   const problems: string[] = [];
   const sinks: ChangeSink[] = [];
   for (const entry of spec
@@ -222,12 +225,12 @@ export function sinksFor(spec: string, deps: SinkDeps = {}): ChangeSink {
       sinks.push(
         new WebhookSink(deps.webhook.url, { secret: deps.webhook.secret, clock: deps.webhook.clock }),
       );
-    else if (entry === 'webhook') problems.push('SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL');
-    else if (entry === 'blob') problems.push('SYNC_SINKS: the blob sink needs storage (AzureWebJobsStorage)');
-    else problems.push(`SYNC_SINKS: unknown sink "${entry}"; use blob, webhook or dir:PATH, comma-separated`);
+    else if (entry === 'webhook') problems.push(`${source}: the webhook sink needs DOWNSTREAM_WEBHOOK_URL`);
+    else if (entry === 'blob') problems.push(`${source}: the blob sink needs storage (AzureWebJobsStorage)`);
+    else problems.push(`${source}: unknown sink "${entry}"; use blob, webhook or dir:PATH, comma-separated`);
   }
   if (!sinks.length && !problems.length)
-    problems.push('SYNC_SINKS: no sink given; use blob, webhook or dir:PATH');
+    problems.push(`${source}: no sink given; use blob, webhook or dir:PATH`);
   if (problems.length) throw new ConfigError(problems);
   return sinks.length === 1 ? sinks[0] : new MultiSink(sinks);
 }

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, startCli } from '../helpers/cli';
+import { eventually } from '../helpers/host';
 
 jest.setTimeout(60_000);
 
@@ -53,6 +54,34 @@ describe('tenant-integrations dev (npm start)', () => {
         headers: { 'x-functions-key': line.adminKey },
       });
       expect(await session.json()).toMatchObject({ state: 'connected', username: 'admin' });
+
+      // A standalone sandbox started beside the stack (as the README documents) stores its own demo secret
+      // and leaves the stack's alone: the stack's sync and exports keep working.
+      const standalone = startCli(['sandbox', '--records', '5'], { env, cwd: dir });
+      try {
+        const other = JSON.parse(await standalone.firstLine);
+        expect(other.clientSecret).not.toBe(line.sandbox.clientSecret);
+        expect(standalone.stderr()).toContain('keeps its own sandbox and secret; it is not affected');
+        const sync = await runCli(['sync', '--streams', 'kpis', '--json'], { env, cwd: dir });
+        expect({ code: sync.code, stderr: sync.stderr }).toMatchObject({ code: 0 });
+        expect(JSON.parse(sync.stdout)).toMatchObject({ ok: true, streams: { kpis: { read: 250 } } });
+        const created = await fetch(`${line.apiBaseUrl}/exports`, {
+          method: 'POST',
+          headers: { 'x-functions-key': line.functionKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ streams: ['kpis'] }),
+        });
+        expect(created.status).toBe(202);
+        const { statusUrl } = (await created.json()) as { statusUrl: string };
+        const done = await eventually(async () => {
+          const body = (await (
+            await fetch(statusUrl, { headers: { 'x-functions-key': line.functionKey } })
+          ).json()) as { status: string };
+          return ['completed', 'failed'].includes(body.status) && body;
+        }, 'the export to end');
+        expect(done).toMatchObject({ status: 'completed' });
+      } finally {
+        await standalone.stop();
+      }
 
       const second = await runCli(['dev', '--port', '0'], { env });
       expect(second.code).toBe(2);

@@ -26,9 +26,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const sink = () => {
+const sink = (isTTY = false) => {
   let text = '';
-  return { write: (s: string) => (text += s), text: () => text };
+  return { isTTY, write: (s: string) => (text += s), text: () => text };
 };
 
 /**
@@ -41,13 +41,19 @@ async function login(
     onWait?: (n: number, userCode: string) => Promise<void> | void;
     sandboxLagSeconds?: (n: number) => number;
     abortSignal?: AbortSignal;
+    /** A person at a terminal: stderr is a TTY and no --json (the code is read from what it shows). */
+    terminal?: boolean;
   } = {},
 ) {
   const clock = new OffsetClock();
   const stdout = sink();
-  const stderr = sink();
+  const stderr = sink(options.terminal);
   let waits = 0;
-  const code = await loginCommand(['--json', ...(options.args ?? [])], {
+  const shownCode = () =>
+    options.terminal
+      ? (/\n {4}([A-Z]{4}-\d{4})\n/.exec(stderr.text())?.[1] ?? '')
+      : (JSON.parse(stdout.text().split('\n')[0]).userCode as string);
+  const code = await loginCommand([...(options.terminal ? [] : ['--json']), ...(options.args ?? [])], {
     cwd: dir,
     clock,
     stdout,
@@ -55,8 +61,7 @@ async function login(
     abortSignal: options.abortSignal,
     sleep: async (ms) => {
       waits++;
-      const userCode = JSON.parse(stdout.text().split('\n')[0]).userCode as string;
-      await options.onWait?.(waits, userCode);
+      await options.onWait?.(waits, shownCode());
       // Whole seconds: the sandbox's clock hook takes integers.
       const seconds = Math.ceil(ms / 1000);
       clock.advanceSeconds(seconds);
@@ -68,6 +73,7 @@ async function login(
     .text()
     .trim()
     .split('\n')
+    .filter(Boolean)
     .map((l) => JSON.parse(l));
   return { code, first: lines[0], last: lines[lines.length - 1], stderr: stderr.text(), waits };
 }
@@ -76,7 +82,22 @@ const secrets = async () =>
   JSON.parse(await readFile(join(dir, '.local', 'secrets.json'), 'utf8')) as Record<string, string>;
 
 describe('tenant-integrations login against the sandbox', () => {
-  it('shows the code, link and QR; approval → exit 0, the person named, the refresh token stored and never printed', async () => {
+  it('on a terminal: the code, link and QR code; the outcome in words', async () => {
+    const r = await login({
+      terminal: true,
+      onWait: async (n, userCode) => {
+        if (n === 1) await sb.hook('device/approve', { userCode, username: 'admin' });
+      },
+    });
+    expect(r.code).toBe(LOGIN_EXIT.authorised);
+    expect(r.first).toBeUndefined(); // nothing on stdout without --json
+    expect(r.stderr).toMatch(/\n {4}[A-Z]{4}-\d{4}\n/);
+    expect(r.stderr).toMatch(/[▀▄█]/); // the QR code, in block characters
+    expect(r.stderr).toContain('Signed in as Ada Admin (admin)');
+    expect(r.stderr).toContain("the app's keeper keeps it alive");
+  });
+
+  it('shows the code and link (no QR code for --json); approval → exit 0, the person named, the refresh token stored and never printed', async () => {
     const r = await login({
       onWait: async (n, userCode) => {
         if (n === 2) await sb.hook('device/approve', { userCode, username: 'admin' });
@@ -90,7 +111,7 @@ describe('tenant-integrations login against the sandbox', () => {
     expect(r.last).toEqual({ state: 'authorised', username: 'admin', name: 'Ada Admin' });
     expect(r.stderr).toContain(r.first.verificationUriComplete);
     expect(r.stderr).toContain(`    ${r.first.userCode}\n`);
-    expect(r.stderr).toMatch(/[▀▄█]/); // the QR code, in block characters
+    expect(r.stderr).not.toMatch(/[▀▄█]/); // a script's stderr gets no QR code
     expect(r.stderr).toContain('Signed in as Ada Admin (admin)');
     expect((await sb.hook('stats')).body.token.device_code).toBe(2);
     const refreshToken = (await secrets())[`delegated-refresh-token-${sb.tenant}`];
@@ -162,6 +183,24 @@ describe('tenant-integrations login as a process', () => {
     const r = await runCli(['login', '--bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('bogus');
+  });
+
+  it('with no tenant configured: an embedded sandbox, said so; its session is said to end with it; no QR on a redirected stderr', async () => {
+    const env = { TENANT_NAME: '', TENANT_BASE_URL: '', TENANT_AUTH_URL: '', TENANT_CLIENT_ID: '' };
+    const cli = startCli(['login', '--json'], { cwd: dir, env });
+    const first = JSON.parse(await cli.firstLine);
+    const base = String(first.verificationUri).replace(/\/auth\/realms\/.*$/, '');
+    await fetch(`${base}/_sandbox/device/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userCode: first.userCode, username: 'admin' }),
+    });
+    const code = await new Promise((done) => cli.child.once('exit', done));
+    expect({ code, stderr: cli.stderr() }).toMatchObject({ code: 0 });
+    expect(cli.stderr()).toContain('embedded sandbox');
+    expect(cli.stderr()).toContain('the embedded sandbox stops now');
+    expect(cli.stderr()).not.toContain('keeper keeps it alive');
+    expect(cli.stderr()).not.toMatch(/[▀▄█]/);
   });
 
   it('with no tenant configured it uses an embedded sandbox; SIGINT cancels with exit 130', async () => {

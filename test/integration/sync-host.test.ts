@@ -167,12 +167,10 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
       'a few pages',
     );
     await stack.restart({ kill: true });
-    await eventually(
-      async () => /resumed from checkpoint/.test(stack.logs()),
-      'a stream resumed from its checkpoint',
-    );
+    // Waits for the run's end (the event), then checks how it got there: no budget for the resume itself.
     const status = await finished();
     expect(status.runtimeStatus).toBe('Completed');
+    expect(stack.logs()).toMatch(/resumed from checkpoint/);
     const runId = status.customStatus.runId;
     for (const s of ['controls', 'kpis']) {
       const changes = await readChanges(runId, s);
