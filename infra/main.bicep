@@ -55,8 +55,8 @@ param downstreamWebhookUrl string = ''
 @description('Exports that may run at once, 1-50 (EXPORTS_MAX_CONCURRENT; a string because azd substitutes strings); more get 429 with Retry-After.')
 param exportsMaxConcurrent string = '2'
 
-@description('Node.js version of the function app.')
-@allowed(['20', '22'])
+@description('Node.js version of the function app: 22, the version the app supports (engines in package.json).')
+@allowed(['22'])
 param nodeVersion string = '22'
 
 @description('Upper bound of Flex Consumption instances.')

@@ -82,7 +82,7 @@ describe('resources', () => {
     for (const c of containers) expect(prop(c.body, 'publicAccess')).toBe("'None'");
   });
 
-  it('Flex Consumption plan and a Linux Node.js 20/22 function app, https only', () => {
+  it('Flex Consumption plan and a Linux Node.js 22 function app, https only', () => {
     const [plan] = ofType('Microsoft.Web/serverfarms');
     expect(plan.body).toContain("sku: { name: 'FC1', tier: 'FlexConsumption' }");
     expect(prop(plan.body, 'reserved')).toBe('true');
@@ -90,7 +90,9 @@ describe('resources', () => {
     expect(prop(site.body, 'kind')).toBe("'functionapp,linux'");
     expect(site.body).toContain("runtime: { name: 'node', version: nodeVersion }");
     const nodeVersion = main.params.find((p) => p.name === 'nodeVersion');
-    expect(nodeVersion?.decorators).toContain("@allowed(['20', '22'])");
+    expect(nodeVersion?.decorators).toContain("@allowed(['22'])");
+    // The one version package.json supports.
+    expect(JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')).engines.node).toBe('>=22');
     expect(prop(site.body, 'httpsOnly')).toBe('true');
   });
 
