@@ -231,8 +231,12 @@ export class LocalHost {
     });
   }
 
+  /**
+   * As the Functions host reads it: the `x-functions-key` header takes precedence over `?code=`. The app scopes
+   * idempotency by the same key (shared/exports/request.ts), so both must read it in this order.
+   */
   private keyOf(req: IncomingMessage, url: URL): string | null {
-    return url.searchParams.get('code') ?? (req.headers['x-functions-key'] as string | undefined) ?? null;
+    return (req.headers['x-functions-key'] as string | undefined) ?? url.searchParams.get('code') ?? null;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -282,8 +286,16 @@ export class LocalHost {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
     const params: Record<string, string> = {};
-    for (const [k, v] of Object.entries(m.groups ?? {}))
-      if (v !== undefined) params[k] = decodeURIComponent(v);
+    try {
+      for (const [k, v] of Object.entries(m.groups ?? {}))
+        if (v !== undefined) params[k] = decodeURIComponent(v);
+    } catch {
+      // A malformed percent-encoding in the path is the caller's mistake, as the Functions host says.
+      return reply(res, 400, {
+        error: 'invalid_request',
+        message: 'the URL path has a malformed %-encoding',
+      });
+    }
     const request = new HttpRequest({
       method,
       url: url.href,

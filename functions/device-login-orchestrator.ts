@@ -1,18 +1,25 @@
 import * as df from 'durable-functions';
 import type { OrchestrationContext, Task } from 'durable-functions';
-import { afterPoll, cancel, nextStep, startDeviceFlow, type DeviceCode } from '../shared/auth/device-flow';
-import { DEVICE_LOGIN, viewOf, type Person, type PollResult } from '../shared/auth/device-login';
+import { afterPoll, cancel, nextStep, startDeviceFlow } from '../shared/auth/device-flow';
+import {
+  DEVICE_LOGIN,
+  viewOf,
+  type DeviceCodeTicket,
+  type Person,
+  type PollResult,
+} from '../shared/auth/device-login';
 
 /**
  * Drives the shared device-flow state machine with durable timers (seed §3). Deterministic: the only
- * clock is `currentUtcDateTime`; every HTTP call is an activity; no token ever enters its state.
+ * clock is `currentUtcDateTime`; every HTTP call is an activity; no token and no device code ever enters its
+ * state or history (it holds a ticket whose handle names the code in the session secret store).
  */
 export function* deviceLoginOrchestrator(context: OrchestrationContext): Generator<Task, unknown, unknown> {
   const now = () => context.df.currentUtcDateTime.getTime();
   context.df.setCustomStatus({ state: 'starting' });
-  let code: DeviceCode;
+  let code: DeviceCodeTicket;
   try {
-    code = (yield context.df.callActivity(DEVICE_LOGIN.requestCode)) as DeviceCode;
+    code = (yield context.df.callActivity(DEVICE_LOGIN.requestCode)) as DeviceCodeTicket;
   } catch (err) {
     const failed = {
       state: 'failed',
@@ -39,12 +46,17 @@ export function* deviceLoginOrchestrator(context: OrchestrationContext): Generat
       }
       continue;
     }
-    const result = (yield context.df.callActivity(DEVICE_LOGIN.poll, code.deviceCode)) as PollResult;
+    const result = (yield context.df.callActivity(DEVICE_LOGIN.poll, code.handle)) as PollResult;
     state = afterPoll(state, result.outcome, now());
     person = result.person ?? person;
   }
   const final = viewOf(state, person);
   context.df.setCustomStatus(final);
+  try {
+    yield context.df.callActivity(DEVICE_LOGIN.forget, code.handle);
+  } catch {
+    // The login's outcome stands; an unused code expires on its own within its lifetime (600 s).
+  }
   return final;
 }
 

@@ -36,9 +36,15 @@ df.app.client.http('deviceLoginStart', {
           },
         };
       }
-      await client.terminate(id, 'replaced by a new device login');
-      for (let i = 0; i < 100 && isRunning((await readInstance(client, id))?.runtimeStatus ?? ''); i++)
-        await sleep(50);
+      // Cancelled rather than terminated, so it ends its own way and forgets its device code; terminated
+      // only if it has not ended within 5 s.
+      await client.raiseEvent(id, DEVICE_LOGIN.cancelEvent, { reason: 'replaced by a new device login' });
+      const ended = async () => !isRunning((await readInstance(client, id))?.runtimeStatus ?? '');
+      for (let i = 0; i < 100 && !(await ended()); i++) await sleep(50);
+      if (!(await ended())) {
+        await client.terminate(id, 'replaced by a new device login');
+        for (let i = 0; i < 100 && !(await ended()); i++) await sleep(50);
+      }
     }
     await client.startNew(DEVICE_LOGIN.orchestrator, { instanceId: id, input: {} });
     let status = await readInstance(client, id);

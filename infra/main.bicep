@@ -64,6 +64,9 @@ param nodeVersion string = '22'
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
+@description('Optional: client id of a Microsoft Entra app registration; Easy Auth then signs people in before /api/manage.')
+param manageEntraClientId string = ''
+
 var tags = { 'azd-env-name': environmentName }
 var token = toLower(uniqueString(subscription().id, environmentName, location))
 
@@ -128,6 +131,7 @@ module app 'modules/function-app.bicep' = {
     appInsightsName: monitoring.outputs.appInsightsName
     nodeVersion: nodeVersion
     maximumInstanceCount: maximumInstanceCount
+    manageEntraClientId: manageEntraClientId
     appSettings: {
       TENANT_NAME: tenantName
       TENANT_BASE_URL: tenantBaseUrl

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { KINDS } from './data/generate';
 import { faultSpecSchema } from './faults';
-import { HttpError, json, readJson, type Request, type Router } from './http';
+import { HttpError, json, mediaType, readJson, type Handler, type Request, type Router } from './http';
 import { findPerson } from './idp/people';
 import type { Sandbox } from './state';
 
@@ -39,8 +39,32 @@ const mutateBody = z
 
 const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
 
+/**
+ * A hook that changes state answers only a request a web page cannot forge: JSON (a cross-site form or a
+ * "simple" fetch cannot send it without a CORS preflight, which the sandbox never grants) and no foreign
+ * `Origin`. Without this, any page the developer opens could revoke, rotate or reset with one form post.
+ */
+function sameSiteJson(sb: Sandbox, handler: Handler): Handler {
+  return (req) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== new URL(sb.baseUrl).origin)
+      throw new HttpError(403, {
+        error: 'forbidden',
+        error_description: `sandbox hooks refuse cross-site requests (Origin ${origin})`,
+      });
+    if (mediaType(req) !== 'application/json')
+      throw new HttpError(415, {
+        error: 'invalid_request',
+        error_description: 'Content-Type must be application/json (send {} when there is nothing to say)',
+      });
+    return handler(req);
+  };
+}
+
 /** Test and demo hooks under `{base_url}/_sandbox/` (DESIGN §4). */
 export function registerHooks(router: Router, sb: Sandbox): void {
+  const post = (path: string, handler: Handler) =>
+    router.add('POST', path, 'hooks', sameSiteJson(sb, handler));
   const pendingGrant = (userCode: string) => {
     const grant = sb.devices.pendingByUserCode(userCode);
     if (!grant)
@@ -56,63 +80,64 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     return c;
   };
 
-  router
-    .add('POST', '/_sandbox/device/approve', 'hooks', async (req) => {
-      const body = await parse(req, approveBody);
-      const person = findPerson(body.username);
-      if (!person)
-        throw new HttpError(400, {
-          error: 'invalid_request',
-          error_description: `no seeded person ${body.username}`,
-        });
-      sb.devices.approve(pendingGrant(body.userCode), person.id);
-      return json(200, { approved: true, username: person.username });
-    })
-    .add('POST', '/_sandbox/device/deny', 'hooks', async (req) => {
-      sb.devices.deny(pendingGrant((await parse(req, userCodeBody)).userCode));
-      return json(200, { denied: true });
-    })
-    .add('POST', '/_sandbox/credentials', 'hooks', async (req) => {
-      const body = await parse(req, credentialBody);
-      const { credential: c, secret } = sb.credentials.create(body.label, {
-        expiresAt: body.expiresAt ? expiryMs(body.expiresAt) : undefined,
+  post('/_sandbox/device/approve', async (req) => {
+    const body = await parse(req, approveBody);
+    const person = findPerson(body.username);
+    if (!person)
+      throw new HttpError(400, {
+        error: 'invalid_request',
+        error_description: `no seeded person ${body.username}`,
       });
-      return json(201, {
-        clientId: c.clientId,
-        clientSecret: secret,
-        label: c.label,
-        expiresAt: body.expiresAt ?? null,
-      });
-    })
-    .add('POST', '/_sandbox/credentials/:clientId/rotate', 'hooks', (req) => {
-      const secret = sb.credentials.rotate(credential(req.params.clientId).clientId);
-      if (!secret)
-        throw new HttpError(409, {
-          error: 'conflict',
-          error_description: 'only an active credential can be rotated',
-        });
-      return json(200, { clientSecret: secret });
-    })
-    .add('POST', '/_sandbox/credentials/:clientId/revoke', 'hooks', (req) => {
-      sb.credentials.revoke(credential(req.params.clientId).clientId);
-      return json(200, { revoked: true });
-    })
-    .add('POST', '/_sandbox/clock', 'hooks', async (req) => {
-      sb.clock.advanceSeconds((await parse(req, clockBody)).advanceSeconds);
-      return json(200, { now: new Date(sb.clock.now()).toISOString() });
-    })
-    .add('GET', '/_sandbox/clock', 'hooks', () => json(200, { now: new Date(sb.clock.now()).toISOString() }))
-    .add('POST', '/_sandbox/faults', 'hooks', async (req) => {
-      sb.faults.add(await parse(req, faultSpecSchema));
-      return json(200, { pending: sb.faults.pending() });
-    })
-    .add('POST', '/_sandbox/data/mutate', 'hooks', async (req) => {
-      const b = await parse(req, mutateBody);
-      return json(200, sb.data.mutate(b.collection, b.creates, b.updates, b.deletes));
-    })
-    .add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats))
-    .add('POST', '/_sandbox/reset', 'hooks', () => {
-      sb.reset();
-      return json(200, { reset: true });
+    sb.devices.approve(pendingGrant(body.userCode), person.id);
+    return json(200, { approved: true, username: person.username });
+  });
+  post('/_sandbox/device/deny', async (req) => {
+    sb.devices.deny(pendingGrant((await parse(req, userCodeBody)).userCode));
+    return json(200, { denied: true });
+  });
+  post('/_sandbox/credentials', async (req) => {
+    const body = await parse(req, credentialBody);
+    const { credential: c, secret } = sb.credentials.create(body.label, {
+      expiresAt: body.expiresAt ? expiryMs(body.expiresAt) : undefined,
     });
+    return json(201, {
+      clientId: c.clientId,
+      clientSecret: secret,
+      label: c.label,
+      expiresAt: body.expiresAt ?? null,
+    });
+  });
+  post('/_sandbox/credentials/:clientId/rotate', (req) => {
+    const secret = sb.credentials.rotate(credential(req.params.clientId).clientId);
+    if (!secret)
+      throw new HttpError(409, {
+        error: 'conflict',
+        error_description: 'only an active credential can be rotated',
+      });
+    return json(200, { clientSecret: secret });
+  });
+  post('/_sandbox/credentials/:clientId/revoke', (req) => {
+    sb.credentials.revoke(credential(req.params.clientId).clientId);
+    return json(200, { revoked: true });
+  });
+  post('/_sandbox/clock', async (req) => {
+    sb.clock.advanceSeconds((await parse(req, clockBody)).advanceSeconds);
+    return json(200, { now: new Date(sb.clock.now()).toISOString() });
+  });
+  router.add('GET', '/_sandbox/clock', 'hooks', () =>
+    json(200, { now: new Date(sb.clock.now()).toISOString() }),
+  );
+  post('/_sandbox/faults', async (req) => {
+    sb.faults.add(await parse(req, faultSpecSchema));
+    return json(200, { pending: sb.faults.pending() });
+  });
+  post('/_sandbox/data/mutate', async (req) => {
+    const b = await parse(req, mutateBody);
+    return json(200, sb.data.mutate(b.collection, b.creates, b.updates, b.deletes));
+  });
+  router.add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats));
+  post('/_sandbox/reset', () => {
+    sb.reset();
+    return json(200, { reset: true });
+  });
 }

@@ -85,7 +85,7 @@ export async function readBody(req: IncomingMessage, limitBytes: number): Promis
   return Buffer.concat(chunks);
 }
 
-const mediaType = (req: Request) =>
+export const mediaType = (req: Request) =>
   String(req.headers['content-type'] ?? '')
     .split(';')[0]
     .trim()

@@ -207,8 +207,9 @@ async function dispatch(
         body,
       });
     }
-    // The caller went away (aborted, timed out): nobody to answer, nothing wrong with the sandbox.
-    if (raw.destroyed || res.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET') return;
+    // The caller went away (aborted, timed out): nobody to answer, nothing wrong with the sandbox. Not
+    // `raw.destroyed`: Node sets it once a body has been read, when the caller is still waiting.
+    if (res.destroyed || raw.socket.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET') return;
     // Never a stack trace to the caller; the message to stderr for whoever runs the sandbox.
     console.error(`sandbox: ${raw.method} ${raw.url?.split('?')[0]} failed: ${(err as Error).message}`);
     send(res, json(500, { error: 'server_error', error_description: 'internal error in the sandbox' }));

@@ -32,6 +32,8 @@ export interface AccessDeps {
 export interface AccessLayer {
   tenant: TenantSettings;
   secrets: CachedSecretStore;
+  /** Where delegated refresh tokens and device codes live (the vault the app may write to). */
+  sessionSecrets: CachedSecretStore;
   m2m: ClientCredentialsProvider;
   /** Read-only GraphQL with the M2M credential. */
   graphql: TenantGraphqlClient;
@@ -82,6 +84,7 @@ export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): Acc
   return {
     tenant,
     secrets,
+    sessionSecrets,
     m2m,
     graphql: new TenantGraphqlClient(endpoint, m2m, gql),
     delegated,

@@ -13,6 +13,8 @@ param nodeVersion string
 param maximumInstanceCount int
 @description('The app settings of DESIGN §3 (names the app validates at start-up).')
 param appSettings object
+@description('Client id of a Microsoft Entra app registration: when set, Easy Auth signs people in before /api/manage.')
+param manageEntraClientId string = ''
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -72,6 +74,34 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
       APPLICATIONINSIGHTS_CONNECTION_STRING: appInsights.properties.ConnectionString
       APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
     })
+  }
+}
+
+// Optional Easy Auth (Microsoft Entra ID) in front of the admin surface: a person signs in before the
+// admin page's master key is even asked for, so a leaked page URL alone is not enough. The machine routes
+// (export webhook, health probe, the durable system API) stay key-only; the master key is still required.
+resource easyAuth 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(manageEntraClientId)) {
+  parent: app
+  name: 'authsettingsV2'
+  properties: {
+    platform: { enabled: true }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: 'RedirectToLoginPage'
+      redirectToProvider: 'azureactivedirectory'
+      excludedPaths: ['/api/health', '/api/exports', '/api/exports/*', '/runtime/webhooks/*']
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          clientId: manageEntraClientId
+          openIdIssuer: '${environment().authentication.loginEndpoint}${tenant().tenantId}/v2.0'
+        }
+        validation: { allowedAudiences: ['api://${manageEntraClientId}', manageEntraClientId] }
+      }
+    }
+    login: { tokenStore: { enabled: false } }
   }
 }
 

@@ -30,10 +30,14 @@ function clientAuth(req: Request, form: URLSearchParams): { clientId: string | n
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const i = decoded.indexOf(':');
     if (i > 0) {
-      return {
-        clientId: decodeURIComponent(decoded.slice(0, i)),
-        secret: decodeURIComponent(decoded.slice(i + 1)),
-      };
+      try {
+        return {
+          clientId: decodeURIComponent(decoded.slice(0, i)),
+          secret: decodeURIComponent(decoded.slice(i + 1)),
+        };
+      } catch {
+        throw oauthError(400, 'invalid_request', 'malformed Basic authorization header (bad %-encoding)');
+      }
     }
   }
   return { clientId: form.get('client_id'), secret: form.get('client_secret') };

@@ -43,7 +43,7 @@ export type PollOutcome =
 export type Step = { action: 'wait'; until: number } | { action: 'poll' } | { action: 'stop' };
 
 /** The state right after the device authorization response; the first poll waits one interval. */
-export function startDeviceFlow(code: DeviceCode, now: number): DeviceFlowState {
+export function startDeviceFlow(code: Omit<DeviceCode, 'deviceCode'>, now: number): DeviceFlowState {
   const intervalSeconds = code.intervalSeconds ?? DEFAULT_POLL_INTERVAL_SECONDS;
   return {
     status: 'waiting',

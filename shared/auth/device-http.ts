@@ -57,11 +57,19 @@ export async function pollDeviceToken(
   options: DeviceHttpOptions = {},
 ): Promise<{ outcome: PollOutcome; tokens?: DelegatedTokenResponse }> {
   const url = endpoints.token;
-  const reply = await postForm(
-    url,
-    { grant_type: DEVICE_CODE_GRANT, client_id: PORTAL_CLIENT_ID, device_code: deviceCode },
-    options,
-  );
+  let reply;
+  try {
+    reply = await postForm(
+      url,
+      { grant_type: DEVICE_CODE_GRANT, client_id: PORTAL_CLIENT_ID, device_code: deviceCode },
+      options,
+    );
+  } catch (err) {
+    // A refused redirect is final, like any poll error other than pending and slow_down (seed §3).
+    if (err instanceof UpstreamError && err.code === 'UPSTREAM_REJECTED')
+      return { outcome: { kind: 'error', error: 'redirect_refused', description: err.message } };
+    throw err;
+  }
   switch (reply.kind) {
     case 'ok':
       return { outcome: { kind: 'token' }, tokens: parseBody(url, delegatedTokenSchema, reply.body) };

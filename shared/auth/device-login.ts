@@ -1,10 +1,13 @@
-import type { DeviceFlowState, PollOutcome } from './device-flow';
+import { randomBytes } from 'node:crypto';
+import type { SecretStore } from '../secrets/types';
+import type { DeviceCode, DeviceFlowState, PollOutcome } from './device-flow';
 
 /** Names shared by the starter, the orchestrator and its activities. */
 export const DEVICE_LOGIN = {
   orchestrator: 'deviceLogin',
   requestCode: 'deviceLoginRequestCode',
   poll: 'deviceLoginPoll',
+  forget: 'deviceLoginForget',
   cancelEvent: 'cancel',
 } as const;
 
@@ -68,3 +71,28 @@ export function viewOf(state: DeviceFlowState, person?: Person): DeviceLoginView
       return { state: state.status, polls: state.polls };
   }
 }
+
+/**
+ * What the orchestration holds of a device code: everything but the code itself, which lives in the session
+ * secret store under a name derived from `handle`. Activity inputs and outputs are kept in the task hub's
+ * history, readable with storage access alone; the device code would let such a reader take the session.
+ */
+export type DeviceCodeTicket = Omit<DeviceCode, 'deviceCode'> & { handle: string };
+
+const HANDLE = /^[0-9a-f]{32}$/;
+const secretName = (handle: string) => {
+  if (!HANDLE.test(handle)) throw new Error('not a device-code handle');
+  return `device-code-${handle}`;
+};
+
+/** Stores the device code under a fresh, never-reused name (Key Vault keeps deleted names reserved). */
+export async function keepDeviceCode(store: SecretStore, code: DeviceCode): Promise<DeviceCodeTicket> {
+  const { deviceCode, ...rest } = code;
+  const handle = randomBytes(16).toString('hex');
+  await store.set(secretName(handle), deviceCode);
+  return { ...rest, handle };
+}
+
+export const readDeviceCode = (store: SecretStore, handle: string) => store.get(secretName(handle));
+
+export const forgetDeviceCode = (store: SecretStore, handle: string) => store.delete(secretName(handle));

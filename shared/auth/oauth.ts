@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isLoopback } from '../config';
 import { UpstreamError } from '../errors';
 import { isTransientStatus, withTimeout } from '../net/retry';
 
@@ -13,6 +14,15 @@ export type OAuthReply =
 
 const errorBody = z.object({ error: z.string().min(1), error_description: z.string().optional() });
 
+/** Where a redirect pointed (its origin only: a path or query may carry anything), for the message. */
+const originOf = (location: string | null, base: string) => {
+  try {
+    return location ? ` to ${new URL(location, base).origin}` : '';
+  } catch {
+    return '';
+  }
+};
+
 export interface PostFormOptions {
   fetch?: FetchLike;
   timeoutMs?: number;
@@ -21,7 +31,9 @@ export interface PostFormOptions {
 
 /**
  * POSTs a form to an OAuth endpoint. Network failures and timeouts become a transient reply; the caller's
- * own abort is rethrown as is. Nothing of the form (secrets, codes) goes into an error.
+ * own abort is rethrown as is. Nothing of the form (secrets, codes) goes into an error. Redirects are never
+ * followed: the form carries a client secret, refresh token or device code, which a redirect would re-post to
+ * wherever it points; a 3xx is an error naming the setting to fix.
  */
 export async function postForm(
   url: string,
@@ -36,6 +48,7 @@ export async function postForm(
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams(fields),
+      redirect: 'manual',
       signal,
     });
     text = await res.text();
@@ -43,6 +56,13 @@ export async function postForm(
     if (options.abortSignal?.aborted) throw options.abortSignal.reason;
     return { kind: 'transient', status: 0, retryAfter: null };
   }
+  if (res.status >= 300 && res.status < 400)
+    throw new UpstreamError(
+      'UPSTREAM_REJECTED',
+      url,
+      `answered HTTP ${res.status} with a redirect${originOf(res.headers.get('location'), url)}; requests that carry credentials never follow redirects. Set TENANT_AUTH_URL to the identity provider's own address`,
+      { upstreamStatus: res.status },
+    );
   let json: unknown;
   try {
     json = text ? JSON.parse(text) : undefined;
@@ -89,11 +109,20 @@ export const delegatedTokenSchema = clientCredentialsTokenSchema.extend({
 });
 export type DelegatedTokenResponse = z.infer<typeof delegatedTokenSchema>;
 
+/**
+ * An address shown to a person as a link: https, or http on loopback (the sandbox), like the tenant URLs.
+ * Anything else (javascript:, data:, file:, plain http) would be a link the admin page must never render.
+ */
+const linkUrl = z.url().refine((s) => {
+  const u = new URL(s);
+  return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopback(u));
+}, 'must be an https URL (http only on localhost)');
+
 export const deviceAuthorizationSchema = z.object({
   device_code: z.string().min(1),
   user_code: z.string().min(1),
-  verification_uri: z.url(),
-  verification_uri_complete: z.url().optional(),
+  verification_uri: linkUrl,
+  verification_uri_complete: linkUrl.optional(),
   expires_in: z.number().int().positive(),
   interval: z.number().int().positive().optional(),
 });

@@ -14,6 +14,8 @@ always.addSubnet('169.254.0.0', 16, 'ipv4');
 always.addAddress('168.63.129.16', 'ipv4');
 always.addSubnet('0.0.0.0', 8, 'ipv4');
 always.addSubnet('224.0.0.0', 3, 'ipv4'); // multicast and reserved
+always.addSubnet('192.0.0.0', 24, 'ipv4'); // IETF protocol assignments
+always.addSubnet('198.18.0.0', 15, 'ipv4'); // benchmarking
 always.addSubnet('fe80::', 10, 'ipv6');
 always.addSubnet('ff00::', 8, 'ipv6');
 always.addAddress('::', 'ipv6');
@@ -27,11 +29,36 @@ internal.addSubnet('100.64.0.0', 10, 'ipv4');
 internal.addAddress('::1', 'ipv6');
 internal.addSubnet('fc00::', 7, 'ipv6');
 
-/** IPv4-mapped IPv6 (`::ffff:169.254.169.254`) is judged as the IPv4 address it carries. */
+/** The 16 bytes of an IPv6 address (a trailing dotted IPv4 part allowed). */
+function ipv6Bytes(address: string): number[] {
+  let text = address.toLowerCase();
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const groups = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = groups(head);
+  const t = groups(tail);
+  const all = tail === undefined ? h : [...h, ...new Array(8 - h.length - t.length).fill(0), ...t];
+  return all.flatMap((g) => [g >> 8, g & 0xff]);
+}
+
+/**
+ * IPv6 forms that carry an IPv4 address are judged as that address: mapped (`::ffff:a.b.c.d`), compatible
+ * (`::/96`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`, the address in bits 16-47).
+ */
 function plain(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1], family: 'ipv4' };
-  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
+  if (isIP(address) !== 6) return { address, family: 'ipv4' };
+  const b = ipv6Bytes(address);
+  const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
+  const v4 = (at: number) => ({ address: b.slice(at, at + 4).join('.'), family: 'ipv4' as const });
+  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return v4(12);
+  if (zero(0, 12) && !zero(12, 15)) return v4(12); // not :: or ::1, which are IPv6's own
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(4, 12)) return v4(12);
+  if (b[0] === 0x20 && b[1] === 0x02) return v4(2);
+  return { address, family: 'ipv6' };
 }
 
 /** Why this address may not receive a callback, or undefined when it may. */
@@ -55,7 +82,8 @@ export function refusedCallbackUrl(value: string, options: { development: boolea
   }
   if (url.protocol !== 'https:') return 'must be an https URL';
   if (url.username || url.password) return 'must not carry a user name or password';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // `localhost.` is `localhost`: a trailing dot only says the name is fully qualified.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isIP(host)) {
     const why = refusedAddress(host, options);
     return why && `refused: ${why}`;

@@ -70,6 +70,29 @@ function accepted(request: HttpRequest, id: string, status: string, replayed = f
 }
 
 /**
+ * The body, or undefined as soon as it is known to be over `max` bytes (by Content-Length, or once that much
+ * has arrived): a large or endless body is never read whole.
+ */
+export async function readBodyUpTo(request: HttpRequest, max: number): Promise<Buffer | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > max) return undefined;
+  if (!request.body) return Buffer.alloc(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+}
+
+/**
  * POST /api/exports: checks the body (and signature, when required), honours Idempotency-Key, takes one of
  * the tenant's export slots and starts the export orchestration; 202 with where to poll.
  */
@@ -81,9 +104,8 @@ export async function createExport(
   const type = request.headers.get('content-type');
   if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
     return refuse(415, 'unsupported_media_type', 'send the body as application/json');
-  const bytes = Buffer.from(await request.arrayBuffer());
-  if (bytes.length > MAX_BODY_BYTES)
-    return refuse(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
+  const bytes = await readBodyUpTo(request, MAX_BODY_BYTES);
+  if (!bytes) return refuse(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -120,6 +142,7 @@ export async function createExport(
     });
   const now = setup.clock.now();
   const id = randomUUID();
+  // The key the host authenticated: its header takes precedence over ?code= (devhost/host.ts reads it alike).
   const scope = callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'));
   const bodyHash = requestHash(parsed.value);
   if (key.value) {
@@ -138,7 +161,17 @@ export async function createExport(
           { id: claimed.exportId },
         );
       const existing = await readInstance(client, exportInstanceId(claimed.exportId));
-      return accepted(request, claimed.exportId, (existing && stateOf(existing)?.status) ?? 'queued', true);
+      // Claimed but not started (yet, or never: its request may still be refused a slot). A key never
+      // answers 202 for an export that does not exist.
+      if (!existing)
+        return refuse(
+          409,
+          'idempotency_key_in_progress',
+          'a request with this Idempotency-Key is still being started; retry shortly',
+          {},
+          { 'retry-after': '1' },
+        );
+      return accepted(request, claimed.exportId, stateOf(existing)?.status ?? 'queued', true);
     }
   }
   const slot = await setup.ledger.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {

@@ -67,6 +67,11 @@ export class CachedSecretStore implements SecretStore {
     this.entries.delete(name);
   }
 
+  async delete(name: string, opts: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    this.entries.delete(name);
+    await this.inner.delete(name, opts);
+  }
+
   async set(name: string, value: string, opts: { abortSignal?: AbortSignal } = {}): Promise<void> {
     await this.inner.set(name, value, opts);
     this.entries.set(name, { value, readAt: this.options.clock.now() });

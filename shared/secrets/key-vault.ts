@@ -48,6 +48,19 @@ export class KeyVaultSecretStore implements SecretStore {
     }
   }
 
+  /** Starts the (soft) delete and does not wait for it: names deleted here are never set again. */
+  async delete(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    try {
+      await this.client.beginDeleteSecret(name, { abortSignal: this.signal(options.abortSignal) });
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw new SecretStoreError(
+        `deleting secret "${name}" from ${this.description} failed (${statusOf(err) ?? 'network'})`,
+        err,
+      );
+    }
+  }
+
   async set(name: string, value: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
     try {
       await this.client.setSecret(name, value, { abortSignal: this.signal(options.abortSignal) });

@@ -12,6 +12,8 @@ const fileSchema = z.record(z.string(), z.string());
  */
 export class LocalFileSecretStore implements SecretStore {
   readonly description: string;
+  /** Per file, this process's writes one after another: each is a read-modify-write of the whole file. */
+  private static readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(readonly path: string) {
     this.description = `the local secret file ${path}`;
@@ -43,9 +45,33 @@ export class LocalFileSecretStore implements SecretStore {
     return value;
   }
 
-  async set(name: string, value: string): Promise<void> {
-    const all = await this.readAll();
-    all[name] = value;
+  delete(name: string): Promise<void> {
+    return this.update((all) => {
+      delete all[name];
+    });
+  }
+
+  set(name: string, value: string): Promise<void> {
+    return this.update((all) => {
+      all[name] = value;
+    });
+  }
+
+  private update(change: (all: Record<string, string>) => void): Promise<void> {
+    const queues = LocalFileSecretStore.queues;
+    const next = (queues.get(this.path) ?? Promise.resolve()).then(async () => {
+      const all = await this.readAll();
+      change(all);
+      await this.write(all);
+    });
+    const settled = next.catch(() => undefined);
+    queues.set(this.path, settled);
+    // Forget an idle file's queue, so the map does not grow with every path ever used.
+    void settled.then(() => queues.get(this.path) === settled && queues.delete(this.path));
+    return next;
+  }
+
+  private async write(all: Record<string, string>): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Write then rename, so a crash never leaves a half-written file; 0600 from the first byte.
     const tmp = `${this.path}.${process.pid}.tmp`;

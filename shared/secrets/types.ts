@@ -5,4 +5,6 @@ export interface SecretStore {
   /** Latest version of the secret; `SecretNotFound` when absent. */
   get(name: string, options?: { abortSignal?: AbortSignal }): Promise<string>;
   set(name: string, value: string, options?: { abortSignal?: AbortSignal }): Promise<void>;
+  /** Removes the secret (Key Vault: soft-deleted); a missing one is not an error. */
+  delete(name: string, options?: { abortSignal?: AbortSignal }): Promise<void>;
 }

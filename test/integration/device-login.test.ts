@@ -99,24 +99,42 @@ describe('admin device login through the local host against the sandbox', () => 
     const session = await call('manage/session');
     expect(session.body).toMatchObject({ state: 'connected', username: 'admin', name: 'Ada Admin' });
     expect(session.body.nextRefreshAt).toEqual(expect.any(String));
-    expect((await call('health', {}, null)).body).toMatchObject({
+    expect((await call('manage/health')).body).toMatchObject({
       status: 'ok',
+      tenant: 'acme',
       delegatedSession: 'connected',
     });
   });
 
   it('the orchestrator is deterministic: replaying a completed history gives the same actions and output', async () => {
     const login = await fresh();
+    // The code the IdP issued, as only it and the secret store should know it.
+    const deviceCode = stack.sb.sandbox.devices.pendingByUserCode(login.userCode)?.deviceCode as string;
+    expect(deviceCode).toEqual(expect.any(String));
     await stack.advance(5);
     await polled(1);
     await stack.sb.hook('device/approve', { userCode: login.userCode, username: 'admin' });
     await stack.advance(5);
     const done = await until(login.id, 'authorised');
-    const { historyEvents } = await (
-      await fetch(
-        `${stack.url}/runtime/webhooks/durabletask/instances/${login.id}?showHistory=true&code=${stack.keys.system}`,
-      )
-    ).json();
+    const instanceUrl = `${stack.url}/runtime/webhooks/durabletask/instances/${login.id}?code=${stack.keys.system}`;
+    await eventually(
+      async () =>
+        ((await (await fetch(instanceUrl)).json()) as { runtimeStatus: string }).runtimeStatus ===
+        'Completed',
+      'the login orchestration to complete',
+    );
+    const history = await (
+      await fetch(`${instanceUrl}&showHistory=true&showHistoryOutput=true&showInput=true`)
+    ).text();
+    const { historyEvents } = JSON.parse(history);
+    // A storage reader sees the task hub's history: the device code is never in it, and it has left the store.
+    expect(history).not.toContain(deviceCode);
+    // The ticket, as the request-code activity's result; its code has left the store now the login ended.
+    const handle = /handle\\":\\"([0-9a-f]{32})/.exec(history)?.[1];
+    expect(handle).toEqual(expect.any(String));
+    expect(await stack.secrets()).not.toHaveProperty(`device-code-${handle}`);
+    // Logins replaced by force=true earlier in this file were cancelled, not terminated: none left a code.
+    expect(Object.keys(await stack.secrets()).filter((k) => k.startsWith('device-code-'))).toEqual([]);
     // What the run scheduled, in order, as the durable layer recorded it.
     const recorded = (historyEvents as HistoryEvent[]).flatMap((e) =>
       e.EventType === 4
@@ -131,6 +149,7 @@ describe('admin device login through the local host against the sandbox', () => 
       'activity deviceLoginPoll',
       expect.stringMatching(/^timer /),
       'activity deviceLoginPoll',
+      'activity deviceLoginForget',
     ]);
     // Replay twice, with the wall clock somewhere else and randomness forbidden: same actions, same output.
     const now = jest.spyOn(Date, 'now').mockReturnValue(Date.parse('2031-01-01T00:00:00Z'));
@@ -222,10 +241,13 @@ describe('admin device login through the local host against the sandbox', () => 
     );
     expect((await stack.sb.hook('stats')).body.token.refresh_token).toBe(2);
     expect((await call('manage/session')).body).toMatchObject({ state: 'login-required' });
-    expect((await call('health', {}, null)).body).toMatchObject({
+    expect((await call('manage/health')).body).toMatchObject({
       status: 'degraded',
       delegatedSession: 'login-required',
     });
+    // Anonymous probes learn the status alone: not the tenant, not the admin session's state.
+    expect((await call('health', {}, null)).body).toEqual({ status: 'degraded' });
+    expect((await call('manage/health', {}, null)).status).toBe(401);
   });
 
   it('no token or refresh token appears in any response, custom status or log line of the run', async () => {

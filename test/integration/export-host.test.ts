@@ -157,6 +157,39 @@ describe('POST /api/exports → GET /api/exports/{id} → download', () => {
     expect(done.body.files).toBeUndefined();
   });
 
+  it('a malformed %-encoding in the path is a 400, not a 500', async () => {
+    expect((await stack.api('exports/%E0%A4%A', {}, stack.keys.function)).status).toBe(400);
+  });
+
+  it('the key the host checks is the key idempotency is scoped by: the header wins over ?code=, as in Azure', async () => {
+    // A valid ?code= does not rescue a wrong header key: the host reads the header first.
+    const wrongHeader = await fetch(`${stack.apiBaseUrl}/exports?code=${stack.keys.function}`, {
+      method: 'POST',
+      headers: { 'x-functions-key': 'not-a-key', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(wrongHeader.status).toBe(401);
+    // The same header key with different ?code= values is one caller: the key replays the same export.
+    const key = `scope-${Date.now()}`;
+    const send = (code: string) =>
+      fetch(`${stack.apiBaseUrl}/exports?code=${code}`, {
+        method: 'POST',
+        headers: {
+          'x-functions-key': stack.keys.function,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ streams: ['kpis'] }),
+      });
+    const first = await send('junk-1');
+    expect(first.status).toBe(202);
+    const firstId = ((await first.json()) as { id: string }).id;
+    const second = await send('junk-2');
+    expect(second.status).toBe(202); // started before the first answered: a replay, not a new export
+    expect(((await second.json()) as { id: string }).id).toBe(firstId);
+    await finished(firstId);
+  });
+
   it('unknown ids: 404; ids we never issue: 400', async () => {
     expect((await status('4b0e9d1c-3f7a-4c2e-9a51-0d3c2b1a0f99')).status).toBe(404);
     expect((await status('not-an-id')).status).toBe(400);
@@ -251,6 +284,30 @@ describe('concurrency cap', () => {
     expect(d.status).toBe(202);
     await finished(b.body.id);
     await finished(d.body.id);
+  });
+
+  it('one Idempotency-Key raced while every slot is busy: never a 202 for an export that does not exist', async () => {
+    await stack.sb.hook('faults', { route: 'graphql', delayMs: 2500, count: 2 });
+    const a = await post({ streams: ['evidence'] });
+    const b = await post({ streams: ['personnel'] });
+    expect([a.status, b.status]).toEqual([202, 202]);
+    const key = `race-${Date.now()}`;
+    const raced = await Promise.all(
+      Array.from({ length: 20 }, () => post({ streams: ['users'] }, { 'idempotency-key': key })),
+    );
+    // Before the fix: 16 × 202 with one id that 404s. Now: 429 (no slot) or 409 (the key is being started).
+    expect(raced.every((r) => [409, 429].includes(r.status))).toBe(true);
+    expect(raced.filter((r) => r.status === 409).every((r) => Number(r.headers.get('retry-after')) > 0)).toBe(
+      true,
+    );
+    for (const r of raced.filter((x) => x.status === 202)) expect((await status(r.body.id)).status).toBe(200);
+    await finished(a.body.id);
+    // The key was released with its refused request: the next request with it starts the export.
+    const retried = await post({ streams: ['users'] }, { 'idempotency-key': key });
+    expect(retried.status).toBe(202);
+    expect((await status(retried.body.id)).status).toBe(200);
+    await finished(b.body.id);
+    await finished(retried.body.id);
   });
 
   it('an export terminated from outside frees its slot for the next request, and reads as failed', async () => {

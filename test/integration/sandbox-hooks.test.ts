@@ -101,6 +101,6 @@ describe('stats, clock and reset hooks', () => {
 
   it('hooks want JSON', async () => {
     const res = await fetch(`${sb.baseUrl}/_sandbox/clock`, { method: 'POST', body: 'advanceSeconds=5' });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(415);
   });
 });

@@ -254,7 +254,7 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
       async () => ((await stack.sb.hook('stats')).body.graphql.queries as number) >= graphqlBefore + 1,
       'the run to be reading',
     );
-    await fetch(`${stack.sb.baseUrl}/_sandbox/credentials/${stack.sb.clientId}/revoke`, { method: 'POST' });
+    await stack.sb.hook(`credentials/${stack.sb.clientId}/revoke`);
     await stack.sb.advance(301); // the token the app holds expires; revocation is now enforced
     const status = await finished();
     expect(status.customStatus.state).toBe('failed');

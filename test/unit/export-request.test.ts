@@ -62,6 +62,16 @@ describe('callback destinations', () => {
     ['192.168.1.1', false, /loopback or private/],
     ['fd00::1', false, /loopback or private/],
     ['::1', false, /loopback or private/],
+    // IPv6 forms that carry an IPv4 address are judged by it (IPv4-compatible, NAT64, 6to4).
+    ['::a9fe:a9fe', true, /link-local/],
+    ['64:ff9b::a9fe:a9fe', true, /link-local/],
+    ['2002:a9fe:a9fe::1', true, /link-local/],
+    ['::7f00:1', false, /loopback or private/],
+    ['64:ff9b::a00:1', false, /loopback or private/],
+    ['2002:c0a8:101::', false, /loopback or private/],
+    ['198.18.0.1', true, /reserved/],
+    ['198.19.255.254', true, /reserved/],
+    ['192.0.0.170', true, /reserved/],
   ])('%s is refused (even in development: %s)', (address, always, why) => {
     expect(refusedAddress(address, { development: false })).toMatch(why);
     if (always) expect(refusedAddress(address, { development: true })).toMatch(why);
@@ -71,6 +81,8 @@ describe('callback destinations', () => {
   it('public addresses are allowed', () => {
     expect(refusedAddress('20.50.2.1', { development: false })).toBeUndefined();
     expect(refusedAddress('2606:4700::1111', { development: false })).toBeUndefined();
+    expect(refusedAddress('64:ff9b::808:808', { development: false })).toBeUndefined(); // NAT64 of 8.8.8.8
+    expect(refusedAddress('2002:808:808::1', { development: false })).toBeUndefined();
   });
 
   it('URLs: https only, no credentials, literal and local names checked', () => {
@@ -80,6 +92,13 @@ describe('callback destinations', () => {
     expect(refusedCallbackUrl('https://u:p@hooks.example.com/x', prod)).toMatch(/user name or password/);
     expect(refusedCallbackUrl('https://[fe80::1]/x', { development: true })).toMatch(/link-local/);
     expect(refusedCallbackUrl('https://localhost/x', prod)).toMatch(/local name/);
+    // A trailing dot only says "fully qualified": the same local names.
+    expect(refusedCallbackUrl('https://localhost./x', prod)).toMatch(/local name/);
+    expect(refusedCallbackUrl('https://box.internal../x', prod)).toMatch(/local name/);
+    expect(refusedCallbackUrl('https://[::127.0.0.1]/x', prod)).toMatch(/loopback or private/);
+    expect(refusedCallbackUrl('https://[64:ff9b::169.254.169.254]/x', { development: true })).toMatch(
+      /link-local/,
+    );
     expect(refusedCallbackUrl('https://localhost/x', { development: true })).toBeUndefined();
     expect(refusedCallbackUrl('nonsense', prod)).toBe('is not a URL');
   });

@@ -125,6 +125,22 @@ describe('keyless', () => {
     expect(text).not.toMatch(/primaryKey|instrumentationKey/i);
   });
 
+  it('optional Easy Auth (Entra ID) in front of /api/manage: off unless a client id is given; machine routes stay key-only', () => {
+    const [auth] = ofType('Microsoft.Web/sites/config');
+    expect(auth.body).toBeDefined();
+    const site = modules['function-app.bicep'].text;
+    expect(site).toContain(
+      "resource easyAuth 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(manageEntraClientId))",
+    );
+    expect(prop(auth.body, 'requireAuthentication')).toBe('true');
+    expect(prop(auth.body, 'unauthenticatedClientAction')).toBe("'RedirectToLoginPage'");
+    const excluded = prop(auth.body, 'excludedPaths') ?? '';
+    for (const path of ['/api/health', '/api/exports', '/api/exports/*', '/runtime/webhooks/*'])
+      expect(excluded).toContain(`'${path}'`);
+    expect(excluded).not.toContain('/api/manage');
+    expect(main.text).toMatch(/param manageEntraClientId string = ''/);
+  });
+
   it('the host reaches storage with the managed identity (AzureWebJobsStorage__*) and telemetry with Entra ID', () => {
     const site = modules['function-app.bicep'].text;
     const settings = block(site, site.indexOf('{', site.indexOf('union(appSettings')));

@@ -55,6 +55,9 @@ class FakeStore implements SecretStore {
   async set(name: string, value: string) {
     this.values.set(name, value);
   }
+  async delete(name: string) {
+    this.values.delete(name);
+  }
 }
 
 describe('CachedSecretStore', () => {

@@ -1,0 +1,29 @@
+import type { App } from '../app';
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  tenant: string | null;
+  tenantConfigured: boolean;
+  secretStore: 'key-vault' | 'local-file';
+  delegatedSession: string;
+}
+
+/** What an operator needs at a glance (never a secret). Anonymous callers get `status` alone. */
+export async function healthReport(app: App): Promise<HealthReport> {
+  const { config, logger } = app;
+  let delegatedSession = 'unknown';
+  if (config.tenant) {
+    try {
+      delegatedSession = (await app.access().delegated.status())?.state ?? 'none';
+    } catch (err) {
+      logger.log('warn', 'health: session metadata unavailable', { reason: (err as Error).message });
+    }
+  }
+  return {
+    status: delegatedSession === 'login-required' ? 'degraded' : 'ok',
+    tenant: config.tenant?.name ?? null,
+    tenantConfigured: config.tenant !== undefined,
+    secretStore: config.keyVaultUrl ? 'key-vault' : 'local-file',
+    delegatedSession,
+  };
+}
