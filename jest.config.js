@@ -10,6 +10,14 @@ module.exports = {
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     {
       ...base,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      // The rows each test records become docs/reliability.md when the suite ends.
+      globalSetup: '<rootDir>/test/faults/global-setup.ts',
+      globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
+    },
+    {
+      ...base,
       displayName: 'conformance',
       testMatch: ['<rootDir>/test/conformance/**/*.test.ts'],
       // One Keycloak for the whole suite (tens of seconds to boot).

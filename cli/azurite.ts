@@ -80,17 +80,25 @@ export function extraCaBundle(caFile: string, env: NodeJS.ProcessEnv = process.e
  * certificate goes to `tls.dir` (a temporary folder by default) for clients to trust (NODE_EXTRA_CA_CERTS).
  */
 export async function startAzurite(
-  options: { timeoutMs?: number; tls?: boolean | { dir: string } } = {},
+  options: {
+    timeoutMs?: number;
+    tls?: boolean | { dir: string };
+    /** Keep data in this folder instead of memory, so a restart finds it (fault tests). */
+    location?: string;
+    /** Listen on these ports instead of free ones (a restart on the same endpoints). */
+    ports?: { blob: number; queue: number; table: number };
+  } = {},
 ): Promise<RunningAzurite> {
   const bin = join(dirname(require.resolve('azurite/package.json')), 'dist', 'src', 'azurite.js');
   const args = [
-    '--inMemoryPersistence',
+    ...(options.location ? ['--location', options.location] : ['--inMemoryPersistence']),
     '--skipApiVersionCheck',
     '--loose',
     '--disableTelemetry',
     '--silent',
   ];
-  for (const s of ['blob', 'queue', 'table']) args.push(`--${s}Host`, '127.0.0.1', `--${s}Port`, '0');
+  for (const s of ['blob', 'queue', 'table'] as const)
+    args.push(`--${s}Host`, '127.0.0.1', `--${s}Port`, String(options.ports?.[s] ?? 0));
   let tls: { dir: string; temporary: boolean; certFile: string; keyFile: string; cert: string } | undefined;
   if (options.tls) {
     const temporary = options.tls === true;

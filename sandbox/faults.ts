@@ -11,13 +11,28 @@ export const faultSpecSchema = z
     retryAfterSeconds: z.number().int().min(0).max(3600).optional(),
     delayMs: z.number().int().min(0).max(60_000).optional(),
     reset: z.literal(true).optional(),
+    /** 200 with a body that is not JSON. */
+    malformed: z.literal(true).optional(),
+    /** 307 to this address (a misconfigured proxy, or an attacker in front of the service). */
+    redirect: z.url().optional(),
+    /** The real answer with an `errors` entry added beside its data (GraphQL's partial success). */
+    partial: z.literal(true).optional(),
+    /** The real answer's headers and first half, then the connection is reset. */
+    cut: z.literal(true).optional(),
   })
   .strict()
   .refine(
-    (f) => [f.status !== undefined, f.delayMs !== undefined, f.reset === true].filter(Boolean).length === 1,
-    {
-      message: 'give exactly one of status, delayMs or reset',
-    },
+    (f) =>
+      [
+        f.status !== undefined,
+        f.delayMs !== undefined,
+        f.reset === true,
+        f.malformed === true,
+        f.redirect !== undefined,
+        f.partial === true,
+        f.cut === true,
+      ].filter(Boolean).length === 1,
+    { message: 'give exactly one of status, delayMs, reset, malformed, redirect, partial or cut' },
   );
 
 export type FaultSpec = z.infer<typeof faultSpecSchema>;

@@ -46,6 +46,23 @@ export interface RunningSandbox {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** GraphQL's partial success: the data as it was, and an error for one part of it. */
+function withPartialError(reply: Reply): Reply {
+  const body = JSON.parse(String(reply.body ?? '{}')) as { errors?: unknown[] };
+  body.errors = [
+    ...(body.errors ?? []),
+    { message: 'injected fault: part of the answer failed', extensions: { code: 'SANDBOX_FAULT' } },
+  ];
+  return { ...reply, body: JSON.stringify(body) };
+}
+
+/** Headers and the first half of the body, then a reset: a connection lost mid-answer. */
+function cutMidBody(res: ServerResponse, reply: Reply): void {
+  const body = Buffer.from(reply.body ?? '');
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(body.length) });
+  res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+}
+
 function faultReply(route: string, fault: FaultSpec): Reply {
   const status = fault.status as number;
   const retryAfter = fault.retryAfterSeconds ?? (status === 429 || status === 503 ? 1 : undefined);
@@ -187,16 +204,28 @@ async function dispatch(
       raw,
       body: (limit = 64 * 1024) => (bodyPromise ??= readBody(raw, limit)),
     };
+    let fault: FaultSpec | undefined;
     if ((FAULT_ROUTES as readonly string[]).includes(found.route.name)) {
-      const fault = sb.faults.take(found.route.name);
+      fault = sb.faults.take(found.route.name);
       if (fault) {
         sb.stats.faults++;
         if (fault.reset) return void raw.socket.destroy();
+        if (fault.malformed)
+          return send(res, {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+            body: '{"not json',
+          });
+        if (fault.redirect)
+          return send(res, { status: 307, headers: { location: fault.redirect }, body: '' });
         if (fault.delayMs !== undefined) await sleep(fault.delayMs);
-        else return send(res, faultReply(found.route.name, fault));
+        else if (fault.status !== undefined) return send(res, faultReply(found.route.name, fault));
       }
     }
-    send(res, await found.route.handler(req));
+    const reply = await found.route.handler(req);
+    if (fault?.partial) return send(res, withPartialError(reply));
+    if (fault?.cut) return cutMidBody(res, reply);
+    send(res, reply);
   } catch (err) {
     if (err instanceof HttpError) {
       const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);

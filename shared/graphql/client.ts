@@ -27,6 +27,8 @@ export interface GraphqlClientOptions {
   clock?: Clock;
   /** Sends requests with this `fetch` instead of node:http (a test's, or one behind a proxy). */
   fetch?: typeof fetch;
+  /** Answers larger than this fail as malformed instead of filling memory (default 64 MiB). */
+  maxAnswerBytes?: number;
   random?: () => number;
 }
 
@@ -77,6 +79,7 @@ export class TenantGraphqlClient {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly maxAnswerBytes?: number;
 
   constructor(
     readonly endpoint: string,
@@ -89,6 +92,7 @@ export class TenantGraphqlClient {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.maxAnswerBytes = options.maxAnswerBytes;
   }
 
   private analyse(document: string): Analysed {
@@ -146,6 +150,7 @@ export class TenantGraphqlClient {
               'content-type': 'application/json',
               accept: 'application/graphql-response+json, application/json',
             },
+            maxBytes: this.maxAnswerBytes,
             abortSignal: signal,
           },
         );

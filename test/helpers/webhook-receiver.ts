@@ -22,10 +22,15 @@ export async function webhookReceiver(
   const received: Received[] = [];
   const rejected: string[] = [];
   let failures: { left: number; status: number } = { left: 0, status: 503 };
+  let slow: { left: number; ms: number } = { left: 0, ms: 0 };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (slow.left > 0) {
+        slow.left--;
+        await new Promise((r) => setTimeout(r, slow.ms));
+      }
       const body = Buffer.concat(chunks).toString('utf8');
       if (failures.left > 0) {
         failures.left--;
@@ -60,6 +65,10 @@ export async function webhookReceiver(
     rejected,
     failNext: (left: number, status = 503) => {
       failures = { left, status };
+    },
+    /** The next `left` requests are answered after `ms`. */
+    slowNext: (left: number, ms: number) => {
+      slow = { left, ms };
     },
     /** The messages once each: receivers de-duplicate on webhook-id. */
     unique: () => [...new Map(received.map((m) => [m.id, m])).values()],

@@ -1,0 +1,5 @@
+import { clearRows } from './report';
+
+export default function globalSetup(): void {
+  clearRows();
+}
