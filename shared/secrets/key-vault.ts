@@ -24,6 +24,8 @@ export class KeyVaultSecretStore implements SecretStore {
     this.client = new SecretClient(vaultUrl, options.credential, {
       disableChallengeResourceVerification: options.disableChallengeResourceVerification,
       retryOptions: { maxRetries: 2, retryDelayInMs: 200, maxRetryDelayInMs: 2_000 },
+      // Requests carry a bearer token: never re-sent to wherever a 3xx points.
+      redirectOptions: { maxRetries: 0 },
     });
   }
 
