@@ -1,9 +1,12 @@
 // Tests run from TypeScript sources, transpiled only (tsconfig's isolatedModules); `npm run typecheck` checks types.
 // No native transformer (SWC): its per-platform binaries cannot all be locked from this registry.
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
+// A test's time limit only stops a hang: it is far above what any test takes on a loaded two-core machine
+// (jest's 5 s default made CLI tests that start processes fail under load).
 const base = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },

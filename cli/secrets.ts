@@ -20,8 +20,9 @@ export function readHidden(
   prompt: { write(s: string): unknown },
   label: string,
 ): Promise<string> {
-  prompt.write(`${label} (input hidden), then Enter: `);
+  // Echo off before the prompt shows: whatever is typed once it is visible is never echoed.
   input.setRawMode(true);
+  prompt.write(`${label} (input hidden), then Enter: `);
   input.resume();
   return new Promise((done, fail) => {
     let value = '';
