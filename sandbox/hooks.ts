@@ -21,6 +21,7 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
 
 const userCodeBody = z.object({ userCode: z.string().min(1) });
 const approveBody = userCodeBody.extend({ username: z.string().min(1) });
+const personBody = z.object({ username: z.string().min(1) });
 const credentialBody = z.object({
   label: z.string().trim().min(1).max(100),
   expiresAt: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
@@ -94,6 +95,31 @@ export function registerHooks(router: Router, sb: Sandbox): void {
   post('/_sandbox/device/deny', async (req) => {
     sb.devices.deny(pendingGrant((await parse(req, userCodeBody)).userCode));
     return json(200, { denied: true });
+  });
+  const seededPerson = (username: string) => {
+    const person = findPerson(username);
+    if (!person)
+      throw new HttpError(400, {
+        error: 'invalid_request',
+        error_description: `no seeded person ${username}`,
+      });
+    return person;
+  };
+  // An administrator signing a person out everywhere (Keycloak: Users → Sessions → Sign out).
+  post('/_sandbox/sessions/end', async (req) => {
+    const person = seededPerson((await parse(req, personBody)).username);
+    return json(200, { ended: sb.sessions.endAllOf(person.id) });
+  });
+  // An administrator disabling or enabling a person (Keycloak: the user's "Enabled" switch).
+  post('/_sandbox/people/disable', async (req) => {
+    const person = seededPerson((await parse(req, personBody)).username);
+    sb.disabledPeople.add(person.id);
+    return json(200, { username: person.username, enabled: false });
+  });
+  post('/_sandbox/people/enable', async (req) => {
+    const person = seededPerson((await parse(req, personBody)).username);
+    sb.disabledPeople.delete(person.id);
+    return json(200, { username: person.username, enabled: true });
   });
   post('/_sandbox/credentials', async (req) => {
     const body = await parse(req, credentialBody);

@@ -28,6 +28,8 @@ export class Sandbox {
   readonly devices = new DeviceStore(this.clock);
   readonly sessions = new SessionStore(this.clock);
   readonly faults = new FaultQueue();
+  /** Ids of people an administrator has disabled: their refreshes and logins are refused, as in Keycloak. */
+  readonly disabledPeople = new Set<string>();
   stats: SandboxStats = emptyStats();
   data: DataStore;
   /** Set once the server listens: `http://127.0.0.1:PORT`. */
@@ -80,6 +82,7 @@ export class Sandbox {
     this.devices.clear();
     this.sessions.clear();
     this.faults.clear();
+    this.disabledPeople.clear();
     this.stats = emptyStats();
     this.data = new DataStore(this.options.seed, this.options.records);
     this.seedCredentials();

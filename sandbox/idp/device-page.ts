@@ -50,6 +50,8 @@ export function registerDevicePage(router: Router, sb: Sandbox): void {
       );
     const person = authenticatePerson(form.get('username') ?? '', form.get('password') ?? '');
     if (!person) return html(401, loginForm(action(), userCode, 'Invalid username or password.'));
+    if (sb.disabledPeople.has(person.id))
+      return html(401, loginForm(action(), userCode, 'Account is disabled, contact your administrator.'));
     const id = randomBytes(24).toString('base64url');
     approvals.set(id, { userCode, userId: person.id, expiresAt: sb.clock.now() + APPROVAL_LIFETIME_MS });
     return html(

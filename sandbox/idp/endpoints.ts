@@ -14,6 +14,13 @@ function required(form: URLSearchParams, name: string): string {
   return value;
 }
 
+/** `client_id` at the token and device endpoints: Keycloak 26 answers its absence 401 `invalid_client`. */
+function clientIdOf(form: URLSearchParams): string {
+  const value = form.get('client_id');
+  if (value === null || value === '') throw oauthError(401, 'invalid_client', 'Missing parameter: client_id');
+  return value;
+}
+
 /** The device flow and refresh belong to the public client `portal`; any other id is refused. */
 function requirePortal(sb: Sandbox, clientId: string, grant: string): void {
   if (clientId === PORTAL_CLIENT_ID) return;
@@ -45,7 +52,7 @@ function clientAuth(req: Request, form: URLSearchParams): { clientId: string | n
 
 async function deviceAuthorization(sb: Sandbox, req: Request) {
   const form = await readForm(req);
-  const clientId = required(form, 'client_id');
+  const clientId = clientIdOf(form);
   requirePortal(sb, clientId, 'device authorization');
   const scope = form.get('scope') ?? '';
   if (!scope.split(' ').includes('openid')) {
@@ -70,7 +77,7 @@ async function deviceAuthorization(sb: Sandbox, req: Request) {
 
 async function deviceCodeGrant(sb: Sandbox, form: URLSearchParams) {
   sb.stats.token.device_code++;
-  requirePortal(sb, required(form, 'client_id'), 'device code');
+  requirePortal(sb, clientIdOf(form), 'device code');
   const grant = sb.devices.byDevice(required(form, 'device_code'));
   if (!grant || grant.clientId !== PORTAL_CLIENT_ID)
     throw oauthError(400, 'invalid_grant', 'Device code not valid');
@@ -91,26 +98,28 @@ async function deviceCodeGrant(sb: Sandbox, form: URLSearchParams) {
     throw oauthError(400, 'access_denied', 'The end user denied the authorization request');
   const person = grant.userId ? personById(grant.userId) : undefined;
   if (!person) throw oauthError(400, 'invalid_grant', 'User not found');
+  if (sb.disabledPeople.has(person.id)) throw oauthError(400, 'invalid_grant', 'User disabled');
   grant.status = 'used';
-  const session = sb.sessions.start(person.id);
+  const session = sb.sessions.start(person.id, grant.scope);
   return json(200, await personTokenResponse(sb, person, session, grant.scope), NO_STORE);
 }
 
 async function refreshTokenGrant(sb: Sandbox, form: URLSearchParams) {
   sb.stats.token.refresh_token++;
-  requirePortal(sb, required(form, 'client_id'), 'refresh token');
+  requirePortal(sb, clientIdOf(form), 'refresh token');
   const resolved = sb.sessions.resolve(required(form, 'refresh_token'));
   if ('error' in resolved) throw oauthError(400, 'invalid_grant', resolved.error);
   const person = personById(resolved.session.userId);
   if (!person) throw oauthError(400, 'invalid_grant', 'User not found');
+  if (sb.disabledPeople.has(person.id)) throw oauthError(400, 'invalid_grant', 'User disabled');
   sb.sessions.touch(resolved.session);
-  return json(200, await personTokenResponse(sb, person, resolved.session, 'openid profile email'), NO_STORE);
+  return json(200, await personTokenResponse(sb, person, resolved.session, resolved.session.scope), NO_STORE);
 }
 
 async function clientCredentialsGrant(sb: Sandbox, req: Request, form: URLSearchParams) {
   sb.stats.token.client_credentials++;
   const { clientId, secret } = clientAuth(req, form);
-  if (!clientId) throw oauthError(400, 'invalid_request', 'Missing form parameter: client_id');
+  if (!clientId) throw oauthError(401, 'invalid_client', 'Missing parameter: client_id');
   // The seed's call carries no scope; the sandbox holds clients to it.
   if (form.has('scope') && !sb.options.acceptClientCredentialsScope)
     throw oauthError(400, 'invalid_scope', 'The client_credentials grant takes no scope parameter');
@@ -142,6 +151,19 @@ async function token(sb: Sandbox, req: Request) {
   }
 }
 
+/**
+ * OIDC RP-initiated logout as a client calls it (Keycloak: `client_id` and the `refresh_token` of the
+ * session): the session ends, its refresh tokens stop working; 204.
+ */
+async function logout(sb: Sandbox, req: Request) {
+  const form = await readForm(req);
+  requirePortal(sb, clientIdOf(form), 'logout');
+  const session = sb.sessions.sessionOf(required(form, 'refresh_token'));
+  if (!session || session.ended) throw oauthError(400, 'invalid_grant', 'Session not active');
+  sb.sessions.end(session);
+  return { status: 204, headers: NO_STORE };
+}
+
 function discovery(sb: Sandbox) {
   const realm = sb.realmUrl();
   const oidc = `${realm}/protocol/openid-connect`;
@@ -150,6 +172,7 @@ function discovery(sb: Sandbox) {
     token_endpoint: `${oidc}/token`,
     jwks_uri: `${oidc}/certs`,
     device_authorization_endpoint: `${oidc}/auth/device`,
+    end_session_endpoint: `${oidc}/logout`,
     grant_types_supported: [
       'urn:ietf:params:oauth:grant-type:device_code',
       'refresh_token',
@@ -168,6 +191,7 @@ export function registerIdpEndpoints(router: Router, sb: Sandbox): void {
   router
     .add('POST', `${oidc}/auth/device`, 'device', (req) => deviceAuthorization(sb.realm(req), req))
     .add('POST', `${oidc}/token`, 'token', (req) => token(sb.realm(req), req))
+    .add('POST', `${oidc}/logout`, 'logout', (req) => logout(sb.realm(req), req))
     .add('GET', `${oidc}/certs`, 'certs', (req) => json(200, sb.realm(req).keys.jwks()))
     .add('GET', '/auth/realms/:tenant/.well-known/openid-configuration', 'discovery', (req) =>
       discovery(sb.realm(req)),

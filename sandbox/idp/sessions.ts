@@ -11,6 +11,8 @@ export interface UserSession {
   startedAt: number;
   lastRefreshAt: number;
   ended: boolean;
+  /** The scope granted at login; every refresh answers it again, as Keycloak does. */
+  scope: string;
 }
 
 /**
@@ -23,9 +25,16 @@ export class SessionStore {
 
   constructor(private readonly clock: Clock) {}
 
-  start(userId: string): UserSession {
+  start(userId: string, scope: string): UserSession {
     const now = this.clock.now();
-    const s: UserSession = { id: randomUUID(), userId, startedAt: now, lastRefreshAt: now, ended: false };
+    const s: UserSession = {
+      id: randomUUID(),
+      userId,
+      startedAt: now,
+      lastRefreshAt: now,
+      ended: false,
+      scope,
+    };
     this.sessions.set(s.id, s);
     return s;
   }
@@ -63,9 +72,26 @@ export class SessionStore {
     s.lastRefreshAt = this.clock.now();
   }
 
+  /** Its refresh tokens stay known, so they are answered "Session not active" (Keycloak's words), not unknown. */
   end(s: UserSession): void {
     s.ended = true;
-    for (const [token, id] of this.refreshTokens) if (id === s.id) this.refreshTokens.delete(token);
+  }
+
+  /** Ends every session of one person (the admin console's "sign out", or OIDC logout of each). */
+  endAllOf(userId: string): number {
+    let ended = 0;
+    for (const s of this.sessions.values())
+      if (s.userId === userId && !s.ended) {
+        this.end(s);
+        ended++;
+      }
+    return ended;
+  }
+
+  /** The session a refresh token belongs to, ended or not (logout needs it even when idle). */
+  sessionOf(token: string): UserSession | undefined {
+    const id = this.refreshTokens.get(token);
+    return id === undefined ? undefined : this.sessions.get(id);
   }
 
   clear(): void {

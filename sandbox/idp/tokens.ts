@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Sandbox } from '../state';
 import type { Person } from './people';
 import type { UserSession } from './sessions';
@@ -43,15 +44,23 @@ export async function personTokenResponse(sb: Sandbox, person: Person, session: 
   return body;
 }
 
-/** Client-credentials response (seed §2): no refresh token. Claims as Keycloak's service accounts. */
+/** A stable UUID for a client's service-account user (Keycloak gives that user a UUID id). */
+const serviceAccountId = (clientId: string) => {
+  const h = createHash('sha256').update(`service-account:${clientId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+
+/**
+ * Client-credentials response (seed §2): no refresh token. Claims as Keycloak 26 issues them for a service
+ * account: `sub` is the service-account user's UUID, `azp` names the client, no `client_id` claim.
+ */
 export async function serviceAccountTokenResponse(sb: Sandbox, clientId: string) {
   const accessToken = await sb.keys.sign(
     {
-      sub: `service-account-${clientId}`,
+      sub: serviceAccountId(clientId),
       typ: 'Bearer',
       aud: 'account',
       azp: clientId,
-      client_id: clientId,
       preferred_username: `service-account-${clientId}`,
       scope: 'profile email',
       realm_access: { roles: ['read-only'] },

@@ -26,6 +26,9 @@ interface Server {
   clientSecret: string;
   /** Approves a device login as the seeded admin. */
   approve(userCode: string, verificationUriComplete: string): Promise<void>;
+  /** An administrator signing the admin out everywhere, and switching the admin off and on. */
+  endSessions(): Promise<void>;
+  setAdminEnabled(enabled: boolean): Promise<void>;
 }
 
 /** Differences the client handles, and where that is tested. A new difference fails this test. */
@@ -96,6 +99,19 @@ async function observe(s: Server): Promise<Observation> {
   o['client credentials: status, token_type'] = `${cc.status} ${cc.body.token_type}`;
   o['client credentials: expires_in'] = lifetime(cc.body.expires_in);
   o['client credentials: refresh token'] = 'refresh_token' in cc.body ? 'yes' : 'no';
+  const claims = JSON.parse(
+    Buffer.from(String(cc.body.access_token).split('.')[1], 'base64url').toString('utf8'),
+  );
+  o['client credentials: token sub, azp, client_id claim'] = [
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(String(claims.sub))
+      ? 'UUID'
+      : 'not a UUID',
+    claims.azp === s.clientId ? 'the client' : String(claims.azp),
+    'client_id' in claims ? 'present' : 'absent',
+  ].join(', ');
+  o['client credentials: missing client_id'] = errorOf(
+    await form(`${s.oidc}/token`, { grant_type: 'client_credentials', client_secret: 'x' }),
+  );
   o['client credentials: wrong secret'] = errorOf(
     await form(`${s.oidc}/token`, {
       grant_type: 'client_credentials',
@@ -135,6 +151,9 @@ async function observe(s: Server): Promise<Observation> {
       : String(da.body.verification_uri_complete);
   o['device authorization: unknown client'] = errorOf(
     await form(`${s.oidc}/auth/device`, { client_id: 'nobody' }),
+  );
+  o['device authorization: missing client_id'] = errorOf(
+    await form(`${s.oidc}/auth/device`, { scope: 'openid' }),
   );
 
   const poll = () =>
@@ -176,6 +195,33 @@ async function observe(s: Server): Promise<Observation> {
     '200 (still valid)',
   );
   o['refresh: garbage token'] = errorOf(await refresh('garbage'));
+  o['refresh: scope'] =
+    r1.body.scope === tok.body.scope ? 'as granted at login' : `${r1.body.scope} (login: ${tok.body.scope})`;
+  const detail = (r: { status: number; body: Record<string, unknown> }) =>
+    `${errorOf(r)} ${r.body.error_description ?? ''}`.trim();
+
+  // The person is disabled, then enabled again; then signed out everywhere; then a session logs out.
+  await s.setAdminEnabled(false);
+  o['refresh: the person disabled'] = detail(await refresh(String(r1.body.refresh_token)));
+  await s.setAdminEnabled(true);
+  const login = async () => {
+    const d = await form(`${s.oidc}/auth/device`, { client_id: 'portal', scope: 'openid' });
+    await s.approve(String(d.body.user_code), String(d.body.verification_uri_complete));
+    await new Promise((r) => setTimeout(r, 5_100));
+    const t = await form(`${s.oidc}/token`, {
+      grant_type: DEVICE,
+      client_id: 'portal',
+      device_code: String(d.body.device_code),
+    });
+    return String(t.body.refresh_token);
+  };
+  const signedOut = await login();
+  await s.endSessions();
+  o['refresh: the person signed out everywhere'] = detail(await refresh(signedOut));
+  const loggingOut = await login();
+  const out = await form(`${s.oidc}/logout`, { client_id: 'portal', refresh_token: loggingOut });
+  o['logout (client_id, refresh_token): status'] = out.status;
+  o['refresh: after logout'] = errorOf(await refresh(loggingOut));
   return o;
 }
 
@@ -190,6 +236,12 @@ describe('fidelity: the sandbox next to Keycloak', () => {
       approve: async (userCode) => {
         await sb.hook('device/approve', { userCode, username: 'admin' });
       },
+      endSessions: async () => {
+        await sb.hook('sessions/end', { username: 'admin' });
+      },
+      setAdminEnabled: async (enabled) => {
+        await sb.hook(enabled ? 'people/enable' : 'people/disable', { username: 'admin' });
+      },
     };
     const keycloak: Server = {
       name: `Keycloak ${KEYCLOAK_VERSION}`,
@@ -198,6 +250,12 @@ describe('fidelity: the sandbox next to Keycloak', () => {
       clientSecret: kc.clientSecret,
       approve: async (_userCode, link) => {
         await approveOnKeycloak(browser, link);
+      },
+      endSessions: async () => {
+        await (await keycloakAdmin(kc)).logoutUser('admin');
+      },
+      setAdminEnabled: async (enabled) => {
+        await (await keycloakAdmin(kc)).setUserEnabled('admin', enabled);
       },
     };
     const [a, b] = await Promise.all([observe(sandbox), observe(keycloak)]);

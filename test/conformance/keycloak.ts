@@ -158,6 +158,12 @@ export async function keycloakAdmin(kc: KeycloakInfo) {
     if (!res.ok) throw new Error(`Keycloak admin ${method} ${path}: HTTP ${res.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
+  const userUuid = async (username: string) =>
+    (
+      (await call('GET', `/users?exact=true&username=${encodeURIComponent(username)}`)) as Array<{
+        id: string;
+      }>
+    )[0].id;
   const clientUuid = async (clientId: string) =>
     ((await call('GET', `/clients?clientId=${encodeURIComponent(clientId)}`)) as Array<{ id: string }>)[0].id;
   return {
@@ -170,6 +176,14 @@ export async function keycloakAdmin(kc: KeycloakInfo) {
       const id = await clientUuid(clientId);
       const rep = await call('GET', `/clients/${id}`);
       await call('PUT', `/clients/${id}`, { ...rep, enabled });
+    },
+    /** Signs a person out of every session (Users → Sessions → Sign out). */
+    logoutUser: async (username: string) => call('POST', `/users/${await userUuid(username)}/logout`),
+    /** The person's "Enabled" switch. */
+    setUserEnabled: async (username: string, enabled: boolean) => {
+      const id = await userUuid(username);
+      const rep = await call('GET', `/users/${id}`);
+      await call('PUT', `/users/${id}`, { ...rep, enabled });
     },
   };
 }

@@ -131,6 +131,26 @@ describe('delegated session: device flow driven by the shared state machine', ()
     await a.cleanup();
   });
 
+  it.each([
+    ['the person is signed out everywhere', 'sessions/end'],
+    ['the person is disabled', 'people/disable'],
+  ])("%s: the keeper's refresh marks the session login-required", async (_what, hook) => {
+    const a = await accessFixture(sb);
+    try {
+      const device = await sb.deviceAuthorization();
+      await sb.hook('device/approve', { userCode: device.body.user_code, username: 'admin' });
+      await a.delegated.connect((await sb.pollDevice(device.body.device_code)).body);
+      await sb.hook(hook, { username: 'admin' });
+      const err = await failure(a.delegated.refresh());
+      expect(err).toBeInstanceOf(LoginRequired);
+      expect(err.message).toContain('invalid_grant');
+      expect(await a.delegated.status()).toMatchObject({ state: 'login-required' });
+    } finally {
+      await sb.hook('reset');
+      await a.cleanup();
+    }
+  });
+
   it('with nothing stored, getToken is LoginRequired', async () => {
     const a = await accessFixture(sb);
     await expect(a.delegated.getToken()).rejects.toBeInstanceOf(LoginRequired);

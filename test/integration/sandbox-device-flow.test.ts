@@ -23,10 +23,11 @@ describe('device authorization request (seed §4.1, §2)', () => {
   });
 
   it('fails with a non-success status and an error body when the request is wrong (seed §7)', async () => {
+    // Keycloak 26 answers a missing client_id as an unknown client.
     const noClient = await sb.deviceAuthorization({ scope: 'openid' });
-    expect(noClient.status).toBe(400);
+    expect(noClient.status).toBe(401);
     expect(noClient.body).toMatchObject({
-      error: 'invalid_request',
+      error: 'invalid_client',
       error_description: expect.stringContaining('client_id'),
     });
     const noScope = await sb.deviceAuthorization({ client_id: 'portal' });
@@ -130,7 +131,7 @@ describe('poll state table (seed §3)', () => {
     const { body } = await sb.deviceAuthorization();
     const grant = 'urn:ietf:params:oauth:grant-type:device_code';
     expect((await sb.tokenRequest({ grant_type: grant, device_code: body.device_code })).body.error).toBe(
-      'invalid_request',
+      'invalid_client',
     );
     expect((await sb.tokenRequest({ grant_type: grant, client_id: 'portal' })).body.error).toBe(
       'invalid_request',

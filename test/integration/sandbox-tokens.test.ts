@@ -62,10 +62,56 @@ describe('token lifecycle (seed §3): device-flow tokens', () => {
 
   it('refresh needs client_id=portal and a known refresh token', async () => {
     const { refresh_token } = await sb.personTokens();
-    expect((await sb.tokenRequest({ grant_type: 'refresh_token', refresh_token })).body.error).toBe(
-      'invalid_request',
-    );
+    const noClient = await sb.tokenRequest({ grant_type: 'refresh_token', refresh_token });
+    expect({ status: noClient.status, error: noClient.body.error }).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
     expect((await sb.refresh('garbage')).body.error).toBe('invalid_grant');
+  });
+});
+
+describe('sessions an administrator or the person ends (as Keycloak 26)', () => {
+  afterEach(() => sb.hook('reset'));
+
+  it('a refresh answers the scope granted at login', async () => {
+    const tokens = (await sb.personTokens()) as { refresh_token: string; scope?: string };
+    const refreshed = await sb.refresh(tokens.refresh_token);
+    expect(refreshed.body.scope).toBe(tokens.scope);
+    expect(refreshed.body.scope).toBe('openid');
+  });
+
+  it("signing a person out everywhere: their refresh answers invalid_grant 'Session not active'", async () => {
+    const { refresh_token } = await sb.personTokens();
+    expect((await sb.hook('sessions/end', { username: 'admin' })).body).toEqual({ ended: 1 });
+    const res = await sb.refresh(refresh_token);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_grant', error_description: 'Session not active' });
+  });
+
+  it("a disabled person: refresh answers invalid_grant 'User disabled'; the device page refuses them", async () => {
+    const { refresh_token } = await sb.personTokens();
+    await sb.hook('people/disable', { username: 'admin' });
+    const res = await sb.refresh(refresh_token);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_grant', error_description: 'User disabled' });
+    await sb.hook('people/enable', { username: 'admin' });
+    expect((await sb.refresh(refresh_token)).status).toBe(200);
+  });
+
+  it('OIDC logout (client_id + refresh_token) ends the session: 204, then the refresh token is dead', async () => {
+    const { refresh_token } = await sb.personTokens();
+    const out = await fetch(`${sb.oidc}/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: 'portal', refresh_token }),
+    });
+    expect(out.status).toBe(204);
+    expect((await sb.refresh(refresh_token)).body).toMatchObject({ error: 'invalid_grant' });
+    const discovery = await (
+      await fetch(`${sb.authUrl}/realms/${sb.tenant}/.well-known/openid-configuration`)
+    ).json();
+    expect(discovery.end_session_endpoint).toBe(`${sb.oidc}/logout`);
   });
 });
 
@@ -76,11 +122,17 @@ describe('client credentials (seed §4.2, §5)', () => {
     expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(res.body).toMatchObject({ expires_in: 300, token_type: 'Bearer' });
     const claims = decodeJwt(res.body.access_token);
-    expect(claims).toMatchObject({
-      azp: sb.clientId,
-      client_id: sb.clientId,
-      preferred_username: `service-account-${sb.clientId}`,
-    });
+    // As Keycloak 26 issues them: sub is the service-account user's UUID, azp the client, no client_id claim.
+    expect(claims).toMatchObject({ azp: sb.clientId, preferred_username: `service-account-${sb.clientId}` });
+    expect(claims.sub).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(claims).not.toHaveProperty('client_id');
+    // The same client always has the same service-account user.
+    expect(decodeJwt((await sb.clientCredentials()).body.access_token).sub).toBe(claims.sub);
+  });
+
+  it('a missing client_id is an unknown client: 401 invalid_client', async () => {
+    const res = await sb.tokenRequest({ grant_type: 'client_credentials', client_secret: sb.clientSecret });
+    expect({ status: res.status, error: res.body.error }).toEqual({ status: 401, error: 'invalid_client' });
   });
 
   it('on expiry the same call is repeated and yields a new token', async () => {
@@ -145,11 +197,11 @@ describe('token endpoint bad input', () => {
     ],
     ['no content type', 'grant_type=client_credentials', 'text/plain', 400, 'invalid_request'],
     [
-      'client_credentials without client_id',
+      'client_credentials without client_id (Keycloak 26: an unknown client)',
       'grant_type=client_credentials',
       'application/x-www-form-urlencoded',
-      400,
-      'invalid_request',
+      401,
+      'invalid_client',
     ],
   ])('%s → %i %s', async (_name, body, type, status, error) => {
     const res = await post(body, type);
