@@ -1,5 +1,6 @@
 import type { TokenCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
+import type { Agent } from 'node:https';
 import { SecretNotFound, SecretStoreError } from '../errors';
 import type { SecretStore } from './types';
 
@@ -8,9 +9,59 @@ export interface KeyVaultOptions {
   /** Emulators (Lowkey Vault) need challenge-resource verification off; Azure does not. */
   disableChallengeResourceVerification?: boolean;
   timeoutMs?: number;
+  /** The HTTPS agent for every request (tests: one that resolves the vault's name to a local server). */
+  agent?: Agent;
 }
 
-const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
+/**
+ * The Key Vault REST API version the app speaks: the one whose recorded answers (the Azure SDK's own live
+ * recordings, test/fixtures/key-vault/) our contract tests replay. Pinned, so an SDK update cannot change it
+ * unnoticed.
+ */
+export const KEY_VAULT_API_VERSION = '7.5';
+
+interface KeyVaultFailure {
+  statusCode?: number;
+  code?: string;
+  // The SDK hands the service's `innererror` on as `innerError`.
+  details?: { error?: { code?: string; innerError?: { code?: string }; innererror?: { code?: string } } };
+  message?: string;
+}
+
+/** What a failed call was, and the one action that fixes it; never the secret's value. */
+function explain(err: unknown, action: 'get' | 'set' | 'delete', name: string, vault: string): Error {
+  const e = err as KeyVaultFailure;
+  const status = e.statusCode;
+  const inner = (e.details?.error?.innerError ?? e.details?.error?.innererror)?.code;
+  const verb = { get: 'reading', set: 'writing', delete: 'deleting' }[action];
+  if (status === 404 && action === 'get') return new SecretNotFound(name, vault);
+  if (status === 403 && inner === 'SecretDisabled')
+    return new SecretStoreError(
+      `Secret "${name}" is disabled in ${vault}: enable it (\`az keyvault secret set-attributes --enabled true --name ${name} --vault-name <vault>\`) or store a new version.`,
+      err,
+    );
+  if (status === 403) {
+    const role = action === 'get' ? 'Key Vault Secrets User' : 'Key Vault Secrets Officer';
+    return new SecretStoreError(
+      `The app's identity may not ${action} secrets in ${vault} (${inner ?? e.code ?? 'Forbidden'}): assign it the role "${role}" on that vault (\`az role assignment create --role "${role}" --assignee <AZURE_CLIENT_ID> --scope <vault resource id>\`); new role assignments take a few minutes to apply.`,
+      err,
+    );
+  }
+  if (status === 401)
+    return new SecretStoreError(
+      `${vault} refused the app's token (${e.code ?? 'Unauthorized'}): check that the identity (AZURE_CLIENT_ID) belongs to the vault's Microsoft Entra tenant.`,
+      err,
+    );
+  if (status === 429)
+    return new SecretStoreError(
+      `${verb} secret "${name}" from ${vault} was throttled (429) even after retrying; it is retried on the next run. Key Vault's limits are per vault: fewer callers or a longer cache help.`,
+      err,
+    );
+  return new SecretStoreError(
+    `${verb} secret "${name}" from ${vault} failed (${status ?? 'network'}); it is retried on the next run.`,
+    err,
+  );
+}
 
 /** Key Vault through @azure/keyvault-secrets; `get` reads the latest version. */
 export class KeyVaultSecretStore implements SecretStore {
@@ -22,10 +73,13 @@ export class KeyVaultSecretStore implements SecretStore {
     this.description = `Key Vault ${vaultUrl}`;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.client = new SecretClient(vaultUrl, options.credential, {
+      serviceVersion: KEY_VAULT_API_VERSION,
       disableChallengeResourceVerification: options.disableChallengeResourceVerification,
+      // 429 and 5xx are retried (Retry-After honoured), capped so a run is not held for long.
       retryOptions: { maxRetries: 2, retryDelayInMs: 200, maxRetryDelayInMs: 2_000 },
       // Requests carry a bearer token: never re-sent to wherever a 3xx points.
       redirectOptions: { maxRetries: 0 },
+      ...(options.agent ? { agent: options.agent } : {}),
     });
   }
 
@@ -35,19 +89,14 @@ export class KeyVaultSecretStore implements SecretStore {
   }
 
   async get(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<string> {
+    let value: string | undefined;
     try {
-      const secret = await this.client.getSecret(name, { abortSignal: this.signal(options.abortSignal) });
-      if (secret.value === undefined) throw new SecretNotFound(name, this.description);
-      return secret.value;
+      value = (await this.client.getSecret(name, { abortSignal: this.signal(options.abortSignal) })).value;
     } catch (err) {
-      if (err instanceof SecretNotFound) throw err;
-      // Azure answers 404 for a missing secret and 403 for a disabled one (Lowkey Vault: 404 for both).
-      if (statusOf(err) === 404) throw new SecretNotFound(name, this.description);
-      throw new SecretStoreError(
-        `reading secret "${name}" from ${this.description} failed (${statusOf(err) ?? 'network'})`,
-        err,
-      );
+      throw explain(err, 'get', name, this.description);
     }
+    if (value === undefined) throw new SecretNotFound(name, this.description);
+    return value;
   }
 
   /** Starts the (soft) delete and does not wait for it: names deleted here are never set again. */
@@ -55,11 +104,8 @@ export class KeyVaultSecretStore implements SecretStore {
     try {
       await this.client.beginDeleteSecret(name, { abortSignal: this.signal(options.abortSignal) });
     } catch (err) {
-      if (statusOf(err) === 404) return;
-      throw new SecretStoreError(
-        `deleting secret "${name}" from ${this.description} failed (${statusOf(err) ?? 'network'})`,
-        err,
-      );
+      if ((err as KeyVaultFailure).statusCode === 404) return;
+      throw explain(err, 'delete', name, this.description);
     }
   }
 
@@ -67,10 +113,7 @@ export class KeyVaultSecretStore implements SecretStore {
     try {
       await this.client.setSecret(name, value, { abortSignal: this.signal(options.abortSignal) });
     } catch (err) {
-      throw new SecretStoreError(
-        `writing secret "${name}" to ${this.description} failed (${statusOf(err) ?? 'network'})`,
-        err,
-      );
+      throw explain(err, 'set', name, this.description);
     }
   }
 }

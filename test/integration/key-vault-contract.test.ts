@@ -1,0 +1,106 @@
+import { SecretNotFound, SecretStoreError } from '../../shared/errors';
+import { KeyVaultSecretStore } from '../../shared/secrets';
+import { failure } from '../helpers/failure';
+import { documented, fakeCredential, keyVaultReplay, recorded } from '../helpers/key-vault-replay';
+
+/**
+ * The app's Key Vault store through the real @azure/keyvault-secrets client (challenge verification on, as
+ * in Azure) against Key Vault's own recorded answers, replayed over HTTPS. No Key Vault can run here; these
+ * are the answers a real vault gave, and the ones Microsoft documents for what the recordings lack.
+ */
+let vault: Awaited<ReturnType<typeof keyVaultReplay>>;
+beforeAll(async () => {
+  vault = await keyVaultReplay();
+});
+afterAll(() => vault?.close());
+
+const { get, missing, disabled, set } = recorded.exchanges;
+const store = () => {
+  const identity = fakeCredential();
+  return {
+    identity,
+    store: new KeyVaultSecretStore(vault.url, { credential: identity.credential, agent: vault.agent }),
+  };
+};
+const nameIn = (e: { request: { path: string } }) => e.request.path.split('/')[2];
+
+afterEach(() => {
+  expect(vault.mismatches.splice(0)).toEqual([]);
+  expect(vault.pending()).toBe(0);
+  vault.served.splice(0);
+});
+
+describe('Key Vault, replayed from its own recordings', () => {
+  it('get: the challenge, a token for the vault resource of the challenging tenant, then the secret', async () => {
+    vault.expect(get);
+    const { store: s, identity } = store();
+    expect(await s.get(nameIn(get))).toBe('SECRET_VALUE');
+    expect(vault.served).toEqual([`challenge GET ${get.request.path}`, `GET ${get.request.path} → 200`]);
+    expect(identity.requests).toEqual([
+      { scopes: ['https://vault.azure.net/.default'], tenantId: '12345678-1234-1234-1234-123456789012' },
+    ]);
+  });
+
+  it('set: PUT with the recorded body', async () => {
+    vault.expect(set);
+    await store().store.set(nameIn(set), 'SECRET_VALUE');
+    expect(vault.served.at(-1)).toBe(`PUT ${set.request.path} → 200`);
+  });
+
+  it('missing (404 SecretNotFound): SecretNotFound saying how to set it', async () => {
+    vault.expect(missing);
+    const err = await failure(store().store.get(nameIn(missing)));
+    expect(err).toBeInstanceOf(SecretNotFound);
+    expect(err.message).toContain(`tenant-integrations secrets set ${nameIn(missing)}`);
+    expect(err.message).toContain('az keyvault secret set');
+  });
+
+  it('disabled (403 SecretDisabled): says to enable it or store a new version', async () => {
+    vault.expect(disabled);
+    const err = await failure(store().store.get(nameIn(disabled)));
+    expect(err).toBeInstanceOf(SecretStoreError);
+    expect(err.message).toMatch(/is disabled in Key Vault https:\/\/tenant-kv\.vault\.azure\.net/);
+    expect(err.message).toContain('az keyvault secret set-attributes --enabled true');
+  });
+
+  it('no role (403 ForbiddenByRbac): names the role, the vault, and that assignments take minutes', async () => {
+    vault.expect(vault.answering(get, documented.forbiddenByRbac));
+    const err = await failure(store().store.get(nameIn(get)));
+    expect(err).toBeInstanceOf(SecretStoreError);
+    expect(err.message).toContain('"Key Vault Secrets User" on that vault');
+    expect(err.message).toContain('tenant-kv.vault.azure.net');
+    expect(err.message).toContain('ForbiddenByRbac');
+    expect(err.message).toContain('take a few minutes');
+    expect(err.message).not.toContain('SECRET_VALUE');
+  });
+
+  it('writing without the role names the writer role', async () => {
+    vault.expect({ ...set, response: documented.forbiddenByRbac });
+    const err = await failure(store().store.set(nameIn(set), 'SECRET_VALUE'));
+    expect(err.message).toContain('"Key Vault Secrets Officer"');
+    expect(err.message).not.toContain('SECRET_VALUE');
+  });
+
+  it('throttled (429 with Retry-After): retried after the wait; the answer that follows is used', async () => {
+    vault.expect(vault.answering(get, documented.throttled), get);
+    expect(await store().store.get(nameIn(get))).toBe('SECRET_VALUE');
+    expect(vault.served.filter((s) => s.endsWith('→ 429'))).toHaveLength(1);
+  });
+
+  it('throttled on every retry: a typed error that says it was throttled', async () => {
+    const throttled = vault.answering(get, documented.throttled);
+    vault.expect(throttled, throttled, throttled);
+    const err = await failure(store().store.get(nameIn(get)));
+    expect(err).toBeInstanceOf(SecretStoreError);
+    expect(err).toMatchObject({ code: 'SECRET_STORE_UNAVAILABLE' });
+    expect(err.message).toContain('throttled (429)');
+  });
+
+  it('503 on every retry: SECRET_STORE_UNAVAILABLE naming the status', async () => {
+    const down = vault.answering(get, documented.unavailable);
+    vault.expect(down, down, down);
+    const err = await failure(store().store.get(nameIn(get)));
+    expect(err).toMatchObject({ code: 'SECRET_STORE_UNAVAILABLE' });
+    expect(err.message).toContain('(503)');
+  });
+});
