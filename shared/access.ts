@@ -1,4 +1,5 @@
 import type { TokenCredential } from '@azure/identity';
+import type { Agent } from 'node:https';
 import { ClientCredentialsProvider, type ClientCredentialsOptions } from './auth/client-credentials';
 import { DelegatedSession } from './auth/delegated-session';
 import { tenantEndpoints } from './auth/endpoints';
@@ -22,6 +23,7 @@ export interface AccessDeps {
   logger?: Logger;
   fetch?: typeof fetch;
   credential?: TokenCredential;
+  keyVaultAgent?: Agent;
   secrets?: CachedSecretStore;
   sessionMetadata?: SessionMetadataStore;
   tokenOptions?: ClientCredentialsOptions;
@@ -58,15 +60,13 @@ export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): Acc
   }
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
-  const secrets = deps.secrets ?? createSecretStore(config, { clock, logger, credential: deps.credential });
+  const vault = { clock, logger, credential: deps.credential, keyVaultAgent: deps.keyVaultAgent };
+  const secrets = deps.secrets ?? createSecretStore(config, vault);
   // Delegated refresh tokens may live in their own vault (infra/: the app may write there, not here).
   const sessionSecrets =
     deps.secrets ??
     (config.keyVaultSessionsUrl && config.keyVaultSessionsUrl !== config.keyVaultUrl
-      ? createSecretStore(
-          { ...config, keyVaultUrl: config.keyVaultSessionsUrl },
-          { clock, logger, credential: deps.credential },
-        )
+      ? createSecretStore({ ...config, keyVaultUrl: config.keyVaultSessionsUrl }, vault)
       : secrets);
   const m2m = new ClientCredentialsProvider(tenant, secrets, config.clientSecretName, {
     clock,

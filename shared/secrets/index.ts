@@ -1,4 +1,5 @@
 import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from '@azure/identity';
+import type { Agent } from 'node:https';
 import { systemClock, type Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
@@ -29,12 +30,15 @@ export function createSecretStore(
     logger?: Logger;
     credential?: TokenCredential;
     disableChallengeResourceVerification?: boolean;
+    /** The HTTPS agent for Key Vault requests (tests: one that resolves the vault to a local server). */
+    keyVaultAgent?: Agent;
   } = {},
 ): CachedSecretStore {
   const inner: SecretStore = config.keyVaultUrl
     ? new KeyVaultSecretStore(config.keyVaultUrl, {
         credential: options.credential ?? azureCredential(config),
         disableChallengeResourceVerification: options.disableChallengeResourceVerification,
+        agent: options.keyVaultAgent,
       })
     : new LocalFileSecretStore(config.localSecretsFile);
   return new CachedSecretStore(inner, {

@@ -13,7 +13,7 @@ import type { SandboxFixture } from './sandbox';
  * The real access layer pointed at a running sandbox, with a development secret file in a temp folder and
  * a clock that moves together with the sandbox's. Retries are fast so fault tests stay short.
  */
-export async function accessFixture(sb: SandboxFixture, deps: AccessDeps = {}) {
+export async function accessFixture(sb: SandboxFixture, deps: AccessDeps & { clock?: OffsetClock } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'ti-access-'));
   const config = loadConfig({
     ...sb.settings,
@@ -21,7 +21,8 @@ export async function accessFixture(sb: SandboxFixture, deps: AccessDeps = {}) {
   });
   const file = new LocalFileSecretStore(config.localSecretsFile);
   await file.set(config.clientSecretName, sb.clientSecret);
-  const clock = new OffsetClock();
+  // Our clock: real time plus what the test moves it by, unless the test gives one (e.g. a frozen one).
+  const clock = deps.clock ?? new OffsetClock();
   const logs: Array<{ level: Level; message: string } & Record<string, unknown>> = [];
   const access = createAccessLayer(config, {
     clock,

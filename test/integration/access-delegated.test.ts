@@ -4,6 +4,7 @@ import { afterPoll, nextStep, startDeviceFlow, type DeviceFlowState } from '../.
 import { pollDeviceToken, requestDeviceCode } from '../../shared/auth/device-http';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
 import { LoginRequired } from '../../shared/errors';
+import { OffsetClock } from '../../shared/clock';
 import { SESSION_TABLE, TableSessionMetadataStore } from '../../shared/state/session-metadata';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { accessFixture } from '../helpers/access';
@@ -101,7 +102,9 @@ describe('delegated session: device flow driven by the shared state machine', ()
   });
 
   it('nobody logs in → expired after expires_in without polling past it', async () => {
-    const a = await accessFixture(sb);
+    // Our clock moves only when the test moves it: the waits add up to expires_in however slow the machine.
+    const start = Date.now();
+    const a = await accessFixture(sb, { clock: new OffsetClock({ now: () => start }) });
     const { state, waits } = await drive(a);
     expect(state.status).toBe('expired');
     expect(waits.reduce((x, y) => x + y, 0)).toBe(600);

@@ -1,7 +1,26 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccessLayer } from '../../shared/access';
+import { OffsetClock } from '../../shared/clock';
+import { loadConfig } from '../../shared/config';
 import { SecretNotFound, SecretStoreError } from '../../shared/errors';
+import { createLogger } from '../../shared/log';
 import { KeyVaultSecretStore } from '../../shared/secrets';
+import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
+import { resolveStreams } from '../../shared/streams';
+import { syncAll } from '../../shared/sync/run';
+import { DirectorySink } from '../../shared/sync/sinks';
+import { FileSyncStateStore } from '../../shared/sync/state';
 import { failure } from '../helpers/failure';
-import { documented, fakeCredential, keyVaultReplay, recorded } from '../helpers/key-vault-replay';
+import {
+  documented,
+  fakeCredential,
+  keyVaultReplay,
+  recorded,
+  type Exchange,
+} from '../helpers/key-vault-replay';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 
 /**
  * The app's Key Vault store through the real @azure/keyvault-secrets client (challenge verification on, as
@@ -102,5 +121,84 @@ describe('Key Vault, replayed from its own recordings', () => {
     const err = await failure(store().store.get(nameIn(get)));
     expect(err).toMatchObject({ code: 'SECRET_STORE_UNAVAILABLE' });
     expect(err.message).toContain('(503)');
+  });
+});
+
+describe('a whole sync with KEY_VAULT_URL pointing at the replayed vault', () => {
+  let sb: SandboxFixture;
+  let dir: string;
+  beforeAll(async () => {
+    sb = await sandboxFixture({ records: 150 });
+    dir = await mkdtemp(join(tmpdir(), 'ti-kv-sync-'));
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The recorded get and set, for another secret name and value: the requests and answers keep their shape. */
+  const getOf = (name: string, value: string): Exchange => ({
+    ...get,
+    request: { ...get.request, path: `/secrets/${name}/` },
+    response: { ...get.response, body: { ...(get.response.body as object), value } },
+  });
+  const setOf = (name: string, value: string): Exchange => ({
+    ...set,
+    request: { ...set.request, path: `/secrets/${name}`, body: { value, attributes: {} } },
+    response: { ...set.response, body: { ...(set.response.body as object), value } },
+  });
+
+  it('reads the secret once, serves it from cache, re-reads it after unauthorized_client, writes the refresh token', async () => {
+    const clock = new OffsetClock();
+    const identity = fakeCredential();
+    const logs: string[] = [];
+    const config = loadConfig({
+      ...sb.settings,
+      KEY_VAULT_URL: vault.url,
+      LOCAL_SECRETS_FILE: join(dir, 's.json'),
+    });
+    const access = createAccessLayer(config, {
+      clock,
+      credential: identity.credential,
+      keyVaultAgent: vault.agent,
+      logger: createLogger((l) => logs.push(JSON.stringify(l))),
+      sessionMetadata: new FileSessionMetadataStore(join(dir, 'sessions.json')),
+    });
+    const streams = resolveStreams({ select: ['controls', 'kpis'] });
+    const run = () =>
+      syncAll(access.graphql, streams, {
+        tenant: sb.tenant,
+        state: new FileSyncStateStore(join(dir, 'state')),
+        sink: new DirectorySink(join(dir, 'out')),
+        clock,
+      });
+
+    vault.expect(getOf('tenant-client-secret', sb.clientSecret));
+    expect((await run()).ok).toBe(true);
+    expect(vault.served.filter((s) => s.startsWith('GET'))).toHaveLength(1);
+    // A second run within the cache's lifetime: no Key Vault call at all.
+    expect((await run()).ok).toBe(true);
+    expect(vault.served.filter((s) => s.startsWith('GET'))).toHaveLength(1);
+
+    // Rotated in the portal and stored in the vault; the IdP's clock passes our token's expiry, so the next
+    // token request is made with the cached (old) secret, refused, and the secret is read again.
+    const rotated = (await sb.hook(`credentials/${sb.clientId}/rotate`)).body.clientSecret as string;
+    await sb.advance(301);
+    vault.expect(getOf('tenant-client-secret', rotated));
+    expect((await run()).ok).toBe(true);
+    expect(vault.served.filter((s) => s.startsWith('GET'))).toHaveLength(2);
+    // Token requests: the first run's, then the refused one with the cached secret and the one after the re-read.
+    expect((await sb.hook('stats')).body.token.client_credentials).toBe(3);
+
+    // The admin's device login: the refresh token is written to the vault (PUT), never to a file or a log.
+    const tokens = await sb.personTokens();
+    vault.expect(setOf('delegated-refresh-token-acme', tokens.refresh_token));
+    await access.delegated.connect({ ...tokens, token_type: 'Bearer' });
+    expect(vault.served.at(-1)).toBe('PUT /secrets/delegated-refresh-token-acme → 200');
+    const logged = logs.join('\n');
+    expect(logged).not.toContain(sb.clientSecret);
+    expect(logged).not.toContain(rotated);
+    expect(logged).not.toContain(tokens.refresh_token);
+    await sb.hook('reset');
   });
 });
