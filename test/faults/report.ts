@@ -73,8 +73,9 @@ export function writeReport(): string {
     '| ---- | ------ | ----------- |',
     ...loads.map((r) => `| ${cell(r.what)} | ${cell(r.figure)} | ${r.ok ? 'yes' : '**NO**'} |`),
     '',
-    'Not covered here yet: Key Vault faults (no Key Vault can run here; its recorded answers are replayed in a',
-    'separate contract suite once it exists) and the PostgreSQL sink (not built yet).',
+    "Key Vault cannot run here: its rows replay the answers a real vault gave in the Azure SDK's own live",
+    'recordings (and, for what they lack, the shapes Microsoft documents) over HTTPS, through the real client.',
+    'Not covered yet: the PostgreSQL sink (not built yet).',
     '',
   ].join('\n');
   writeFileSync(DOC, text);

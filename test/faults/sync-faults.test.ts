@@ -10,7 +10,15 @@ import { syncAll, type StreamResult } from '../../shared/sync/run';
 import { BlobSink, DirectorySink, MultiSink, WebhookSink, type ChangeSink } from '../../shared/sync/sinks';
 import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from '../../shared/sync/state';
 import { createLogger } from '../../shared/log';
-import { LocalFileSecretStore } from '../../shared/secrets';
+import { createSecretStore, LocalFileSecretStore } from '../../shared/secrets';
+import {
+  documented,
+  fakeCredential,
+  keyVaultReplay,
+  recorded,
+  recordedGetOf,
+  type Answer,
+} from '../helpers/key-vault-replay';
 import { accessFixture } from '../helpers/access';
 import { CLI } from '../helpers/cli';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
@@ -319,6 +327,75 @@ describe('GraphQL', () => {
       },
       fix: async (ctx) => ({ ...ctx, access: await accessFixture(sb) }),
     }));
+});
+
+describe('Key Vault (its recorded answers, replayed)', () => {
+  let vault: Awaited<ReturnType<typeof keyVaultReplay>>;
+  beforeAll(async () => {
+    vault = await keyVaultReplay();
+  });
+  afterAll(() => vault?.close());
+  afterEach(() => {
+    vault.mismatches.splice(0);
+    vault.served.splice(0);
+  });
+
+  /** The access layer reading its client secret from the replayed vault, as in Azure. */
+  const viaVault = () => ({
+    secrets: createSecretStore(
+      { keyVaultUrl: vault.url, localSecretsFile: join(dir, 'unused.json') },
+      { credential: fakeCredential().credential, keyVaultAgent: vault.agent },
+    ),
+  });
+  const secret = () => recordedGetOf('tenant-client-secret', sb.clientSecret);
+  const answering = (a: Answer) => ({ ...secret(), response: a });
+  const nothingUnexpected = async () => {
+    expect(vault.mismatches).toEqual([]);
+    expect(vault.pending()).toBe(0);
+    return `Key Vault served: ${vault.served
+      .filter((s) => !s.startsWith('challenge'))
+      .map((s) => s.split('→ ')[1])
+      .join(', ')}`;
+  };
+
+  it.each<[string, () => Answer]>([
+    ['HTTP 503 once', () => documented.unavailable],
+    ['HTTP 429 with Retry-After once', () => documented.throttled],
+  ])('%s', (fault, answer) =>
+    check({
+      area: 'Key Vault',
+      fault,
+      expected: 'retried by the Key Vault client; the run completes',
+      inject: async () => vault.expect(answering(answer()), secret()),
+      firstRun: 'completes',
+      access: viaVault(),
+      verify: nothingUnexpected,
+    }),
+  );
+
+  it.each<[string, () => Answer, RegExp]>([
+    [
+      "the app's identity has no role on the vault (403 ForbiddenByRbac)",
+      () => documented.forbiddenByRbac,
+      /Key Vault Secrets User/,
+    ],
+    [
+      'the secret is disabled (403 SecretDisabled, as recorded)',
+      () => recorded.exchanges.disabled.response,
+      /set-attributes --enabled true/,
+    ],
+  ])('%s', (fault, answer, saying) =>
+    check({
+      area: 'Key Vault',
+      fault,
+      expected: resumes('SECRET_STORE_UNAVAILABLE naming the fix; once fixed'),
+      inject: async () => vault.expect(answering(answer())),
+      firstRun: { failsWith: 'SECRET_STORE_UNAVAILABLE', saying },
+      fix: async () => vault.expect(secret()),
+      access: viaVault(),
+      verify: nothingUnexpected,
+    }),
+  );
 });
 
 describe('sinks', () => {

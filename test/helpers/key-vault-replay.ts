@@ -60,6 +60,26 @@ export function fakeCredential() {
   return { credential, requests };
 }
 
+/** The recorded get, for another secret name and value: request and answer keep their recorded shape. */
+export const recordedGetOf = (name: string, value: string): Exchange => {
+  const get = recorded.exchanges.get;
+  return {
+    ...get,
+    request: { ...get.request, path: `/secrets/${name}/` },
+    response: { ...get.response, body: { ...(get.response.body as object), value } },
+  };
+};
+
+/** The recorded set, for another secret name and value. */
+export const recordedSetOf = (name: string, value: string): Exchange => {
+  const set = recorded.exchanges.set;
+  return {
+    ...set,
+    request: { ...set.request, path: `/secrets/${name}`, body: { value, attributes: {} } },
+    response: { ...set.response, body: { ...(set.response.body as object), value } },
+  };
+};
+
 export async function keyVaultReplay() {
   const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: VAULT_HOST }], {

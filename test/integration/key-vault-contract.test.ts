@@ -18,7 +18,8 @@ import {
   fakeCredential,
   keyVaultReplay,
   recorded,
-  type Exchange,
+  recordedGetOf,
+  recordedSetOf,
 } from '../helpers/key-vault-replay';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 
@@ -136,17 +137,8 @@ describe('a whole sync with KEY_VAULT_URL pointing at the replayed vault', () =>
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The recorded get and set, for another secret name and value: the requests and answers keep their shape. */
-  const getOf = (name: string, value: string): Exchange => ({
-    ...get,
-    request: { ...get.request, path: `/secrets/${name}/` },
-    response: { ...get.response, body: { ...(get.response.body as object), value } },
-  });
-  const setOf = (name: string, value: string): Exchange => ({
-    ...set,
-    request: { ...set.request, path: `/secrets/${name}`, body: { value, attributes: {} } },
-    response: { ...set.response, body: { ...(set.response.body as object), value } },
-  });
+  const getOf = recordedGetOf;
+  const setOf = recordedSetOf;
 
   it('reads the secret once, serves it from cache, re-reads it after unauthorized_client, writes the refresh token', async () => {
     const clock = new OffsetClock();
