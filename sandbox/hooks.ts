@@ -26,13 +26,18 @@ const credentialBody = z.object({
   label: z.string().trim().min(1).max(100),
   expiresAt: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
 });
-const clockBody = z.object({
-  advanceSeconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(10 * 365 * 86_400),
-});
+const clockBody = z
+  .object({
+    advanceSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(10 * 365 * 86_400)
+      .default(0),
+    /** Frozen, the clock moves only when advanced: a test's timing cannot depend on the machine's speed. */
+    frozen: z.boolean().optional(),
+  })
+  .strict();
 const count = z.number().int().min(0).max(1_000_000).default(0);
 const mutateBody = z
   .object({ collection: z.enum(KINDS), creates: count, updates: count, deletes: count })
@@ -147,7 +152,9 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     return json(200, { revoked: true });
   });
   post('/_sandbox/clock', async (req) => {
-    sb.clock.advanceSeconds((await parse(req, clockBody)).advanceSeconds);
+    const body = await parse(req, clockBody);
+    if (body.frozen !== undefined) sb.clock.freeze(body.frozen);
+    sb.clock.advanceSeconds(body.advanceSeconds);
     return json(200, { now: new Date(sb.clock.now()).toISOString() });
   });
   router.add('GET', '/_sandbox/clock', 'hooks', () =>

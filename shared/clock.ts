@@ -5,12 +5,20 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** A clock that runs with real time plus an offset that tests can advance. */
+/**
+ * A clock that runs with real time plus an offset that tests can advance — or, frozen, moves only when
+ * advanced (so a test's timing cannot depend on how fast the machine is).
+ */
 export class OffsetClock implements Clock {
   private offsetMs = 0;
+  private frozenAt?: number;
   constructor(private readonly base: Clock = systemClock) {}
   now(): number {
-    return this.base.now() + this.offsetMs;
+    return (this.frozenAt ?? this.base.now()) + this.offsetMs;
+  }
+  /** Stops (or restarts) the real-time part. Restarted, it catches up with real time: never backwards. */
+  freeze(frozen: boolean): void {
+    this.frozenAt = frozen ? (this.frozenAt ?? this.base.now()) : undefined;
   }
   advanceSeconds(seconds: number): void {
     this.offsetMs += seconds * 1000;
@@ -24,6 +32,7 @@ export class OffsetClock implements Clock {
   }
   reset(): void {
     this.offsetMs = 0;
+    this.frozenAt = undefined;
   }
 }
 

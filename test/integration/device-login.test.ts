@@ -172,6 +172,9 @@ describe('admin device login through the local host against the sandbox', () => 
 
   it('slow_down raises the interval by 5 s each time', async () => {
     const login = await fresh();
+    // The sandbox's clock moves only when the test moves it: however slow the machine, a poll the host makes
+    // after moving only its own clock comes within the interval for the sandbox.
+    await stack.sb.hook('clock', { frozen: true });
     await stack.advance(5);
     await polled(1);
     // Only the host's clock moves: the next poll comes too early for the sandbox → slow_down.

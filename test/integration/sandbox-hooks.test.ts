@@ -85,6 +85,16 @@ describe('stats, clock and reset hooks', () => {
     expect((await sb.hook('clock', { advanceSeconds: 'soon' })).status).toBe(400);
   });
 
+  it('a frozen clock moves only when advanced; unfrozen it catches up with real time, never backwards', async () => {
+    const frozen = Date.parse((await sb.hook('clock', { frozen: true })).body.now);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(Date.parse((await (await fetch(`${sb.baseUrl}/_sandbox/clock`)).json()).now)).toBe(frozen);
+    expect(Date.parse((await sb.hook('clock', { advanceSeconds: 5 })).body.now)).toBe(frozen + 5000);
+    const running = Date.parse((await sb.hook('clock', { frozen: false })).body.now);
+    expect(running).toBeGreaterThanOrEqual(frozen + 5000);
+    await sb.hook('reset');
+  });
+
   it('reset restores data, credentials, clock and stats — the demo credential keeps its secret', async () => {
     const created = (await sb.hook('credentials', { label: 'temp' })).body;
     await sb.hook('data/mutate', { collection: 'users', deletes: 3 });
