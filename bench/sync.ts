@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * Our sync's records/s over a raw paged `fetch` loop of the same pages from the same sandbox (goal ≥ 0.9),
+ * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
+ * same pages from the same sandbox (goal ≥ 0.9),
  * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), each for a first run and
  * for the second run on its state. The sandbox runs in its own process; every measurement is a fresh process,
  * interleaved so drift hits both alike.

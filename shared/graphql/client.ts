@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
 import { GraphqlErrors, RequestRefused, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
+import { ClientError, GraphQLClient } from 'graphql-request';
 import { fetchPost, nodePost, type PostText } from '../net/http';
 import {
   DEFAULT_RETRY,
@@ -53,18 +54,17 @@ interface GraphqlBody {
   errors?: unknown[];
 }
 
-function parseBody(text: string): GraphqlBody | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-    const { data, errors } = body as { data?: unknown; errors?: unknown };
-    if (errors !== undefined && !Array.isArray(errors)) return undefined;
-    if (data === undefined && errors === undefined) return undefined;
-    return { data, errors };
-  } catch {
-    return undefined;
-  }
+/** What one request came to: the status, Retry-After, and the GraphQL body when the answer had one. */
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body?: GraphqlBody;
 }
+
+const bodyOf = (data: unknown, errors: unknown): GraphqlBody | undefined =>
+  data === undefined && (errors === undefined || errors === null)
+    ? undefined
+    : { data, errors: Array.isArray(errors) ? errors : undefined };
 
 /**
  * GraphQL over HTTP (POST, JSON) with the seed's rules: a bearer token per request, M2M tokens never sent
@@ -141,21 +141,9 @@ export class TenantGraphqlClient {
       let retryAfter: string | null = null;
       let failure: unknown;
       try {
-        const res = await this.post(
-          this.endpoint,
-          JSON.stringify({ query: document, variables: options.variables }),
-          {
-            headers: {
-              authorization: `Bearer ${token}`,
-              'content-type': 'application/json',
-              accept: 'application/graphql-response+json, application/json',
-            },
-            maxBytes: this.maxAnswerBytes,
-            abortSignal: signal,
-          },
-        );
+        const res = await this.send(document, options.variables, token, signal);
         status = res.status;
-        retryAfter = res.header('retry-after');
+        retryAfter = res.retryAfter;
         const ok = status >= 200 && status < 300;
         if (ok)
           this.logger.log('info', 'graphql', {
@@ -184,7 +172,7 @@ export class TenantGraphqlClient {
           );
         }
         if (ok || !isTransientStatus(status)) {
-          const body = parseBody(res.text);
+          const body = res.body;
           if (ok && !body)
             throw new UpstreamError(
               'UPSTREAM_MALFORMED',
@@ -231,6 +219,63 @@ export class TenantGraphqlClient {
         retryDelayMs(attempt, this.retry, retryAfter, this.clock.now(), this.random),
         options.abortSignal,
       );
+    }
+  }
+
+  /**
+   * One request through graphql-request's `GraphQLClient` (it builds the body and reads the answer), sent over
+   * our kept-alive node:http transport (`this.post`: size cap, abort, no redirects) by a thin `fetch`. Its
+   * outcomes become one shape: a status, Retry-After, and the body when it was a GraphQL result. Network
+   * errors, timeouts and an over-large answer are thrown as they came.
+   */
+  private async send(
+    document: string,
+    variables: Record<string, unknown> | undefined,
+    token: string,
+    signal: AbortSignal,
+  ): Promise<Answer> {
+    let answered: { status: number; retryAfter: string | null } | undefined;
+    const transport = async (url: URL | RequestInfo, init?: RequestInit): Promise<Response> => {
+      const headers = Object.fromEntries(new Headers(init?.headers).entries());
+      const res = await this.post(String(url), String(init?.body ?? ''), {
+        headers,
+        maxBytes: this.maxAnswerBytes,
+        abortSignal: init?.signal ?? signal,
+      });
+      answered = { status: res.status, retryAfter: res.header('retry-after') };
+      const type = res.header('content-type');
+      // A status with no body allowed (204, 304) cannot carry one in a Response either.
+      const empty = res.status === 204 || res.status === 304;
+      return new Response(empty ? null : res.text, {
+        status: res.status,
+        headers: type ? { 'content-type': type } : {},
+      });
+    };
+    const client = new GraphQLClient(this.endpoint, { fetch: transport, errorPolicy: 'all' });
+    try {
+      const out = await client.rawRequest<unknown, Record<string, unknown>>({
+        query: document,
+        variables,
+        requestHeaders: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/graphql-response+json, application/json',
+        },
+        signal,
+      });
+      return {
+        ...(answered ?? { status: out.status, retryAfter: null }),
+        body: bodyOf(out.data, out.errors),
+      };
+    } catch (err) {
+      if (err instanceof ClientError)
+        return {
+          status: err.response.status,
+          retryAfter: err.response.headers?.get('retry-after') ?? answered?.retryAfter ?? null,
+          body: bodyOf(err.response.data, err.response.errors),
+        };
+      // The server answered but not with a GraphQL result (not JSON, not an object): no body.
+      if (answered) return { ...answered };
+      throw err;
     }
   }
 

@@ -117,7 +117,7 @@ it('a sync of 1 000 000 records: peak memory of the sync process beside a plain 
       kind: 'load',
       what: 'sync of 1 000 000 records (one stream, every record a change)',
       figure:
-        `peak RSS ${sync.peakRssMb.toFixed(0)} MB (a plain fetch reader of the same pages: ${raw.peakRssMb.toFixed(0)} MB); ` +
+        `peak RSS ${sync.peakRssMb.toFixed(0)} MB (a plain kept-alive node:http reader of the same pages: ${raw.peakRssMb.toFixed(0)} MB); ` +
         `${rate(sync)} records/s (reader: ${rate(raw)}/s, ratio ${(rate(sync) / rate(raw)).toFixed(2)})`,
       ok: sync.records === 1_000_000,
     });
