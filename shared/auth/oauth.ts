@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isLoopback } from '../config';
+import { httpsOrLoopback } from '../config';
 import { UpstreamError } from '../errors';
 import { isTransientStatus, withTimeout } from '../net/retry';
 
@@ -110,13 +110,10 @@ export const delegatedTokenSchema = clientCredentialsTokenSchema.extend({
 export type DelegatedTokenResponse = z.infer<typeof delegatedTokenSchema>;
 
 /**
- * An address shown to a person as a link: https, or http on loopback (the sandbox), like the tenant URLs.
- * Anything else (javascript:, data:, file:, plain http) would be a link the admin page must never render.
+ * An address shown to a person as a link follows the tenant URLs' rule: anything else (javascript:, data:,
+ * file:, plain http) would be a link the admin page must never render.
  */
-const linkUrl = z.url().refine((s) => {
-  const u = new URL(s);
-  return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopback(u));
-}, 'must be an https URL (http only on localhost)');
+const linkUrl = httpsOrLoopback;
 
 export const deviceAuthorizationSchema = z.object({
   device_code: z.string().min(1),

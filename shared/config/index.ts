@@ -11,14 +11,14 @@ export const DEFAULT_EXPORTS_MAX_CONCURRENT = 2;
 
 export const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
 
-/** https, or http on loopback only (the sandbox and emulators). No trailing slash. */
-const serviceUrl = z
-  .url()
-  .refine((s) => {
-    const u = new URL(s);
-    return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopback(u));
-  }, 'must be an https URL (http only on localhost)')
-  .transform((s) => s.replace(/\/+$/, ''));
+/** The one rule for the service's addresses: https, or http on loopback only (the sandbox and emulators). */
+export const httpsOrLoopback = z.url().refine((s) => {
+  const u = new URL(s);
+  return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopback(u));
+}, 'must be an https URL (http only on localhost)');
+
+/** A service address setting, without a trailing slash. */
+const serviceUrl = httpsOrLoopback.transform((s) => s.replace(/\/+$/, ''));
 
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
