@@ -270,7 +270,8 @@ export class TenantGraphqlClient {
       if (err instanceof ClientError)
         return {
           status: err.response.status,
-          retryAfter: err.response.headers?.get('retry-after') ?? answered?.retryAfter ?? null,
+          // The shim's Response carries only the content type; Retry-After is what the transport saw.
+          retryAfter: answered?.retryAfter ?? null,
           body: bodyOf(err.response.data, err.response.errors),
         };
       // The server answered but not with a GraphQL result (not JSON, not an object): no body.
