@@ -43,6 +43,8 @@ export interface RequestOptions<T> {
 
 interface Analysed {
   operation: string;
+  /** The operation's own name, sent as `operationName`; absent for an anonymous one. */
+  name?: string;
   isMutation: boolean;
 }
 
@@ -116,6 +118,7 @@ export class TenantGraphqlClient {
       );
     analysed = {
       operation: ops[0].name?.value ?? `anonymous ${ops[0].operation}`,
+      name: ops[0].name?.value,
       isMutation: ops[0].operation === 'mutation',
     };
     if (this.documents.size >= MAX_CACHED_DOCUMENTS) this.documents.clear();
@@ -124,7 +127,7 @@ export class TenantGraphqlClient {
   }
 
   async request<T = unknown>(document: string, options: RequestOptions<T> = {}): Promise<T> {
-    const { operation, isMutation } = this.analyse(document);
+    const { operation, name, isMutation } = this.analyse(document);
     // Seed §4.3: M2M credentials are read-only. Refuse before anything reaches the network.
     if (isMutation && this.tokens.kind === 'm2m') {
       throw new RequestRefused(
@@ -141,7 +144,7 @@ export class TenantGraphqlClient {
       let retryAfter: string | null = null;
       let failure: unknown;
       try {
-        const res = await this.send(document, options.variables, token, signal);
+        const res = await this.send(document, name, options.variables, token, signal);
         status = res.status;
         retryAfter = res.retryAfter;
         const ok = status >= 200 && status < 300;
@@ -230,6 +233,7 @@ export class TenantGraphqlClient {
    */
   private async send(
     document: string,
+    operationName: string | undefined,
     variables: Record<string, unknown> | undefined,
     token: string,
     signal: AbortSignal,
@@ -244,14 +248,26 @@ export class TenantGraphqlClient {
       });
       answered = { status: res.status, retryAfter: res.header('retry-after') };
       const type = res.header('content-type');
-      // A status with no body allowed (204, 304) cannot carry one in a Response either.
-      const empty = res.status === 204 || res.status === 304;
-      return new Response(empty ? null : res.text, {
+      // graphql-request reads only status, ok, headers.get and text() of an answer. A real Response would copy
+      // the text into a byte stream and decode it again, per page (bench/sync: ~0.3 ms of each page's turn).
+      const answer: Pick<Response, 'status' | 'ok' | 'headers' | 'text'> = {
         status: res.status,
-        headers: type ? { 'content-type': type } : {},
-      });
+        ok: res.status >= 200 && res.status < 300,
+        headers: new Headers(type ? { 'content-type': type } : {}),
+        text: () => Promise.resolve(res.text),
+      };
+      return answer as Response;
     };
-    const client = new GraphQLClient(this.endpoint, { fetch: transport, errorPolicy: 'all' });
+    const client = new GraphQLClient(this.endpoint, {
+      fetch: transport,
+      errorPolicy: 'all',
+      // graphql-request would parse the document on every request for its name; analyse() has it cached.
+      excludeOperationName: true,
+      jsonSerializer: {
+        parse: JSON.parse,
+        stringify: (body: object) => JSON.stringify(operationName ? { ...body, operationName } : body),
+      },
+    });
     try {
       const out = await client.rawRequest<unknown, Record<string, unknown>>({
         query: document,

@@ -195,13 +195,15 @@ describe('pager', () => {
     let server: Server;
     let url: string;
     let reply: (vars: Record<string, unknown>) => unknown;
+    let lastBody: Record<string, unknown> = {};
     beforeAll(async () => {
       server = createServer((req, res) => {
         let body = '';
         req.on('data', (c) => (body += c));
         req.on('end', () => {
+          lastBody = JSON.parse(body) as Record<string, unknown>;
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(reply(JSON.parse(body).variables ?? {})));
+          res.end(JSON.stringify(reply((lastBody.variables ?? {}) as Record<string, unknown>)));
         });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -241,6 +243,19 @@ describe('pager', () => {
     it('a well-behaved server ends', async () => {
       reply = (v) => (v.after ? page('c2', false) : page('c1', true));
       expect(await walk()).toBe(2);
+    });
+    it("each request names its operation, for the tenant's server logs; an anonymous one names none", async () => {
+      reply = () => page(null, false);
+      await walk();
+      expect(lastBody).toEqual({
+        query: CONTROLS,
+        variables: { first: 2, after: null },
+        operationName: 'Controls',
+      });
+      const client = new TenantGraphqlClient(url, tokens);
+      reply = () => ({ data: { ok: true } });
+      await client.request('{ ok }');
+      expect(lastBody).toEqual({ query: '{ ok }' });
     });
   });
 });
