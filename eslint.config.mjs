@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cache/', '.local/', '.ci/node/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cache/', '.local/', '.ci/node/', '.deploy/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

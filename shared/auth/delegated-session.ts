@@ -1,4 +1,3 @@
-import { decodeJwt } from 'jose';
 import { systemClock, type Clock } from '../clock';
 import type { TenantSettings } from '../config';
 import { IntegrationError, LoginRequired, SecretNotFound, UpstreamError } from '../errors';
@@ -177,7 +176,9 @@ export class DelegatedSession {
 /** Who the token names, for display only (not a trust decision: the IdP already issued it). */
 function safeClaims(token: string): { username?: string; name?: string } {
   try {
-    const c = decodeJwt(token);
+    // jose on first use: a cold start that never reads a delegated token does not pay for it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const c = (require('jose') as typeof import('jose')).decodeJwt(token);
     return {
       username: typeof c.preferred_username === 'string' ? c.preferred_username : undefined,
       name: typeof c.name === 'string' ? c.name : undefined,

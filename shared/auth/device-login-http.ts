@@ -1,7 +1,6 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { readInstance } from '../durable';
-import QRCode from 'qrcode';
 import type { DeviceLoginView } from './device-login';
 
 /** Our status body for a device-login instance: never the durable system URLs, never a token. */
@@ -70,7 +69,10 @@ export async function bodyOf(
     statusUrl,
   };
   delete (body as { polls?: number }).polls;
-  if (view.state === 'waiting')
+  if (view.state === 'waiting') {
+    // Loaded on first use: only the admin page's device login draws a QR code (cold start, issue #19).
+    const QRCode = (await import('qrcode')).default;
     body.qrSvg = await QRCode.toString(view.verificationUriComplete, { type: 'svg', margin: 1 });
+  }
   return body;
 }

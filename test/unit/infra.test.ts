@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
 import ignore from 'ignore';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/config';
@@ -317,6 +318,51 @@ describe('app settings', () => {
     expect(() =>
       loadConfig({ ...env, SYNC_SCHEDULE: /syncSchedule string = '([^']+)'/.exec(main.text)?.[1] }),
     ).not.toThrow();
+  });
+});
+
+describe('deploy path', () => {
+  const validate = new Ajv2019({ strict: false, allErrors: true }).compile(
+    JSON.parse(readFileSync(join(root, 'test/fixtures/azd/azure.yaml.schema.json'), 'utf8')),
+  );
+  const azure = () => parseYaml(readFileSync(join(root, 'azure.yaml'), 'utf8'));
+
+  it("azure.yaml is valid against azd's schema, and the validator refuses what azd would", () => {
+    expect([validate(azure()), validate.errors]).toEqual([true, null]);
+    const broken = azure();
+    broken.services.app.remoteBuild = 'no';
+    broken.services.app.hooks.prepackage = { shell: 'sh' }; // a shell without `run`
+    expect(validate(broken)).toBe(false);
+    expect(validate.errors?.map((e) => e.instancePath)).toEqual(
+      expect.arrayContaining(['/services/app/remoteBuild', '/services/app/hooks/prepackage']),
+    );
+  });
+
+  it('azd deploys the staged package: dist is the folder `npm run package` fills, uploaded as it is', () => {
+    const app = azure().services.app;
+    expect(app).toMatchObject({ dist: '.deploy', remoteBuild: false });
+    expect(app.hooks.prepackage.run).toBe('npm run package');
+    expect(app.hooks.prepackage.windows.run).toBe('npm run package');
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(pkg.scripts.package).toMatch(/dist\/tools\/package\.js$/);
+    expect(readFileSync(join(root, 'tools/package.ts'), 'utf8')).toContain("join(root, '.deploy')");
+    expect(readFileSync(join(root, '.gitignore'), 'utf8')).toMatch(/^\.deploy\/$/m);
+  });
+
+  it('host.json: version 2.0, the v4 extension bundle, durable on Azure Storage with the task hub from a setting', () => {
+    // Checked against the host's documented settings (learn.microsoft.com, host.json reference for 2.x).
+    const host = JSON.parse(readFileSync(join(root, 'host.json'), 'utf8'));
+    expect(host.version).toBe('2.0');
+    expect(host.extensionBundle).toEqual({
+      id: 'Microsoft.Azure.Functions.ExtensionBundle',
+      version: '[4.*, 5.0.0)',
+    });
+    expect(host.extensions.durableTask.storageProvider.type).toBe('AzureStorage');
+    expect(host.extensions.durableTask.hubName).toMatch(/^%[A-Z_]+%$/);
+    // Flex Consumption allows any timeout; 10 minutes bounds one activity (a sync slice is 4 minutes).
+    expect(host.functionTimeout).toMatch(/^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d$/);
+    const known = ['version', 'logging', 'extensionBundle', 'extensions', 'functionTimeout'];
+    expect(Object.keys(host).filter((k) => !known.includes(k))).toEqual([]);
   });
 });
 

@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+
+/**
+ * The deployment package: what azd (`dist: .deploy`, filled by the service's `prepackage` hook) and
+ * `func azure functionapp publish` (run inside the folder) upload to Azure, and nothing else.
+ *
+ *   host.json, package.json (no scripts), package-lock.json
+ *   dist/main.js   every function file bundled into one (esbuild): one file to read and compile at a cold start
+ *   node_modules/  `npm ci --omit=dev`: the SDKs the bundle loads on first use (storage, tables, Key Vault,
+ *                  identity, qrcode) and nothing from devDependencies
+ *
+ * Why a staging folder and not a remote build: what Azure runs is then exactly what the package test checks
+ * here, and no server-side install or TypeScript build can differ from it (docs/deploy.md).
+ */
+export const LOADED_ON_FIRST_USE = [
+  '@azure/storage-blob',
+  '@azure/data-tables',
+  '@azure/identity',
+  '@azure/keyvault-secrets',
+  'qrcode',
+];
+
+/** Provided by the Functions worker at run time; never bundled. */
+const FROM_THE_HOST = ['@azure/functions-core'];
+
+export interface StagedPackage {
+  dir: string;
+  /** Bytes of every file in the folder, and of the bundle alone. */
+  bytes: number;
+  bundleBytes: number;
+  /** Source files the bundle holds, relative to the project (dependencies as `node_modules/…`). */
+  bundled: string[];
+  functionFiles: string[];
+}
+
+export interface StageOptions {
+  /** `npm ci --omit=dev` in the folder (default true); off only to inspect the bundle. */
+  install?: boolean;
+  log?: (line: string) => void;
+}
+
+const run = promisify(execFile);
+
+async function folderBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await folderBytes(path);
+    else if (entry.isFile()) total += (await stat(path)).size;
+  }
+  return total;
+}
+
+export async function stagePackage(
+  root: string,
+  outDir: string,
+  options: StageOptions = {},
+): Promise<StagedPackage> {
+  const log = options.log ?? (() => undefined);
+  const dir = resolve(outDir);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(dir, 'dist'), { recursive: true });
+
+  const functionFiles = (await readdir(join(root, 'functions'))).filter((f) => f.endsWith('.ts')).sort();
+  log(`bundling ${functionFiles.length} function files into dist/main.js`);
+  const result = await build({
+    stdin: {
+      contents: functionFiles.map((f) => `import './functions/${f.replace(/\.ts$/, '')}';`).join('\n'),
+      resolveDir: root,
+      sourcefile: 'functions.ts',
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    outfile: join(dir, 'dist', 'main.js'),
+    external: [...FROM_THE_HOST, ...LOADED_ON_FIRST_USE],
+    // Whitespace and syntax only: function names stay readable in an operator's stack trace.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    legalComments: 'eof',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const bundled = Object.keys(result.metafile?.inputs ?? {})
+    .map((f) => relative(root, resolve(root, f)))
+    .sort();
+
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  // devDependencies stay listed so `npm ci` accepts the lock file; `--omit=dev` leaves them out.
+  const staged = {
+    name: pkg.name,
+    version: pkg.version,
+    description: pkg.description,
+    license: pkg.license,
+    private: true,
+    type: 'commonjs',
+    main: 'dist/main.js',
+    engines: pkg.engines,
+    dependencies: pkg.dependencies,
+    devDependencies: pkg.devDependencies,
+  };
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
+  await cp(join(root, 'package-lock.json'), join(dir, 'package-lock.json'));
+  await cp(join(root, 'host.json'), join(dir, 'host.json'));
+  await writeFile(
+    join(dir, '.funcignore'),
+    '# Everything in this folder ships: `npm run package` put only what Azure runs here.\n',
+  );
+  if (options.install !== false) {
+    log('npm ci --omit=dev');
+    await run(
+      'npm',
+      [
+        'ci',
+        '--omit=dev',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        '--loglevel=error',
+      ],
+      { cwd: dir, maxBuffer: 16 << 20 },
+    );
+  }
+  const bytes = await folderBytes(dir);
+  const bundleBytes = (await stat(join(dir, 'dist', 'main.js'))).size;
+  return { dir, bytes, bundleBytes, bundled, functionFiles };
+}
+
+export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** `npm run package [-- --out DIR]`: stages the deployment package (default `.deploy/`). */
+async function main(argv: string[]): Promise<number> {
+  const at = argv.indexOf('--out');
+  const root = resolve(__dirname, '..', '..');
+  const out = at >= 0 && argv[at + 1] ? argv[at + 1] : join(root, '.deploy');
+  const staged = await stagePackage(root, out, { log: (l) => process.stderr.write(`package: ${l}\n`) });
+  process.stdout.write(
+    `${relative(process.cwd(), staged.dir) || '.'}: ${megabytes(staged.bytes)} (bundle ${megabytes(staged.bundleBytes)}, ${staged.functionFiles.length} function files)\n`,
+  );
+  return 0;
+}
+
+if (require.main === module)
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`package: ${err.message}\n`);
+      process.exit(1);
+    },
+  );
