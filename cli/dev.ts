@@ -166,6 +166,9 @@ export async function devCommand(args: string[]): Promise<number> {
           '',
           `  health            ${apiBaseUrl}/health`,
           ...(has('managePage') ? [`  admin page        ${apiBaseUrl}/manage?code=${keys.master}`] : []),
+          ...(has('manageStatus')
+            ? [`  status page       ${apiBaseUrl}/manage/status?code=${keys.master}`]
+            : []),
           ...(has('exportsCreate')
             ? [`  export webhook    POST ${apiBaseUrl}/exports   (header x-functions-key: ${keys.function})`]
             : []),

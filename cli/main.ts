@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { IntegrationError } from '../shared/errors';
 import { formatHelp, UsageError, type CommandHelp } from './args';
 import { DEV_HELP, devCommand } from './dev';
+import { DOCTOR_HELP, doctorCommand } from './doctor';
 import { EXPORT_HELP, exportCommand } from './export';
 import { LOGIN_HELP, loginCommand } from './login';
 import { SANDBOX_HELP, sandboxCommand } from './sandbox';
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Pro
   sync: { help: SYNC_HELP, run: syncCommand },
   export: { help: EXPORT_HELP, run: exportCommand },
   secrets: { help: SECRETS_HELP, run: secretsCommand },
+  doctor: { help: DOCTOR_HELP, run: doctorCommand },
 };
 
 /** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */

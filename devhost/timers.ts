@@ -1,7 +1,7 @@
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/log';
 import { triggerOf, type Registration } from './functions-core';
-import { nextOccurrence, parseNcrontab, type Schedule } from './ncrontab';
+import { nextOccurrence, parseNcrontab, type Schedule } from '../shared/ncrontab';
 
 interface TimerJob {
   name: string;

@@ -27,12 +27,15 @@ export function* syncOrchestrator(context: OrchestrationContext): Generator<Task
       const out = (yield context.df.Task.all(
         wave.map((stream) => context.df.callActivity(SYNC.stream, { run, stream })),
       )) as StreamResult[];
-      for (const r of out) results[r.stream] = r;
+      // A stream's time is the sum of its slices'.
+      for (const r of out)
+        results[r.stream] = { ...r, durationMs: (results[r.stream]?.durationMs ?? 0) + (r.durationMs ?? 0) };
       pending = pending.filter((s) => !results[s] || (results[s].ok && !results[s].done));
     }
     const manifest = (yield context.df.callActivity(SYNC.finish, {
       run,
       results: plan.streams.map((s) => results[s]),
+      trigger: plan.resumed ? 'resumed' : plan.trigger,
     })) as { ok: boolean; error?: string };
     const final = syncStatus(plan, results, [], manifest.ok ? 'completed' : 'failed', manifest.error);
     context.df.setCustomStatus(final);

@@ -20,8 +20,10 @@ df.app.activity('syncStreamSlice', {
         error: `stream ${stream} is no longer configured`,
         errorCode: 'CONFIG_INVALID',
       };
-    return syncStream(app.access().graphql, definition, run, sync.context, {
-      deadlineMs: app.clock.now() + SLICE_SECONDS * 1000,
+    const started = app.clock.now();
+    const result = await syncStream(app.access().graphql, definition, run, sync.context, {
+      deadlineMs: started + SLICE_SECONDS * 1000,
     });
+    return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
   },
 });

@@ -67,6 +67,12 @@ param maximumInstanceCount int = 40
 @description('Optional: client id of a Microsoft Entra app registration; Easy Auth then signs people in before /api/manage.')
 param manageEntraClientId string = ''
 
+@description('E-mail address for alerts (sync failing, credential rejected, admin login needed, exports failing, no successful sync). Empty: no receiver.')
+param alertEmail string = ''
+
+@description('Minutes between scheduled syncs, for the no-successful-sync alert (match SYNC_SCHEDULE).')
+param syncIntervalMinutes int = 15
+
 var tags = { 'azd-env-name': environmentName }
 var token = toLower(uniqueString(subscription().id, environmentName, location))
 
@@ -86,6 +92,18 @@ module monitoring 'modules/monitoring.bicep' = {
   name: 'monitoring'
   scope: rg
   params: { logAnalyticsName: 'log-${token}', appInsightsName: 'appi-${token}', location: location, tags: tags }
+}
+
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  scope: rg
+  params: {
+    appInsightsName: monitoring.outputs.appInsightsName
+    location: location
+    tags: tags
+    alertEmail: alertEmail
+    syncIntervalMinutes: syncIntervalMinutes
+  }
 }
 
 module storage 'modules/storage.bicep' = {

@@ -3,6 +3,7 @@ import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import { stderrLogger, type Logger } from './log';
 import type { ExportSetup } from './exports/setup';
+import type { RunRecorder } from './runs/recorder';
 import type { SyncSetup } from './sync/setup';
 
 /**
@@ -19,6 +20,8 @@ export interface App {
   sync(): SyncSetup;
   /** Streams, storage and ledger of the export webhook, built on first use. */
   exports(): ExportSetup;
+  /** Run summaries of syncs and exports (never fails a run), built on first use. */
+  runs(): RunRecorder;
 }
 
 let app: App | undefined;
@@ -30,6 +33,7 @@ export function appContext(): App {
     const logger = stderrLogger();
     let sync: SyncSetup | undefined;
     let exports: ExportSetup | undefined;
+    let runs: RunRecorder | undefined;
     const self: App = {
       config,
       logger,
@@ -51,6 +55,12 @@ export function appContext(): App {
         const { exportSetup } = require('./exports/setup') as typeof import('./exports/setup');
         exports ??= exportSetup(config, self.access(), { clock: appClock, logger });
         return exports;
+      },
+      runs: () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { runRecorder } = require('./runs/setup') as typeof import('./runs/setup');
+        runs ??= runRecorder(config, { clock: appClock, logger });
+        return runs;
       },
     };
     app = self;

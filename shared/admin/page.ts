@@ -12,7 +12,9 @@ export const ADMIN_PAGE = `<!doctype html>
   :root { color-scheme: light; }
   body { font-family: system-ui, sans-serif; margin: 0; background: #f5f6f8; color: #1b1f24; line-height: 1.45; }
   header { background: #1f3a5f; color: #fff; padding: .8rem 1.5rem; }
+  header { display: flex; justify-content: space-between; align-items: baseline; gap: 1rem; }
   header h1 { margin: 0; font-size: 1.25rem; }
+  header a { color: #fff; }
   main { max-width: 52rem; margin: 1.5rem auto; padding: 0 1rem; display: grid; gap: 1.25rem; }
   section { background: #fff; border-radius: 8px; padding: 1.25rem 1.5rem; border: 1px solid #d0d5dc; }
   h2 { margin-top: 0; font-size: 1.1rem; }
@@ -34,7 +36,7 @@ export const ADMIN_PAGE = `<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>Tenant integrations — admin</h1></header>
+<header><h1>Tenant integrations — admin</h1><nav><a id="status-link" href="manage/status">Status page: runs, charts, health</a></nav></header>
 <main>
   <section aria-labelledby="session-heading">
     <h2 id="session-heading">Delegated session</h2>
@@ -70,6 +72,7 @@ export const ADMIN_PAGE = `<!doctype html>
 <script>
 (() => {
   const key = new URLSearchParams(location.search).get('code') || '';
+  document.getElementById('status-link').href = 'manage/status?code=' + encodeURIComponent(key);
   const $ = (id) => document.getElementById(id);
   const api = async (path, init = {}) => {
     const res = await fetch('/api/' + path, { ...init, headers: { 'x-functions-key': key, ...(init.headers || {}) } });

@@ -16,12 +16,18 @@ export const syncInstanceId = (tenant: string) => `sync-${tenant.toLowerCase()}`
 /** How long one stream activity works before handing back (well inside Consumption's 10-minute limit). */
 export const SLICE_SECONDS = 240;
 
-export const runInputSchema = z.object({ full: z.boolean().default(false) }).strict();
+/** What started a run: the timer, or a person (`POST /api/manage/sync`). A resumed run says so in its plan. */
+export const triggerSchema = z.enum(['schedule', 'manual']);
+
+export const runInputSchema = z
+  .object({ full: z.boolean().default(false), trigger: triggerSchema.default('schedule') })
+  .strict();
 
 const runRecord = z.object({ runId: z.string().min(1), startedAt: z.string(), full: z.boolean() });
 
 export const planSchema = runRecord.extend({
   resumed: z.boolean(),
+  trigger: triggerSchema,
   streams: z.array(z.string()),
   concurrency: z.number().int().min(1),
 });
@@ -36,8 +42,15 @@ const streamResult = z.object({
   counts: streamCountsSchema,
   error: z.string().optional(),
   errorCode: z.string().optional(),
+  durationMs: z.number().int().min(0).optional(),
 });
-export const finishInputSchema = z.object({ run: runRecord, results: z.array(streamResult) }).strict();
+export const finishInputSchema = z
+  .object({
+    run: runRecord,
+    results: z.array(streamResult),
+    trigger: z.enum(['schedule', 'manual', 'resumed']).default('schedule'),
+  })
+  .strict();
 
 export type StreamState = 'waiting' | 'running' | 'done' | 'failed';
 

@@ -31,6 +31,8 @@ export interface StreamResult {
   counts: StreamCounts;
   error?: string;
   errorCode?: string;
+  /** Time this stream's slices took, summed by the orchestrator (for run history). */
+  durationMs?: number;
 }
 
 const describe = (err: unknown) =>

@@ -4,6 +4,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import ignore from 'ignore';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/config';
+import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
 
 /*
@@ -318,6 +319,69 @@ describe('app settings', () => {
     expect(() =>
       loadConfig({ ...env, SYNC_SCHEDULE: /syncSchedule string = '([^']+)'/.exec(main.text)?.[1] }),
     ).not.toThrow();
+  });
+});
+
+describe('alerts and workbook', () => {
+  const alerts = modules['alerts.bicep'];
+  const rules = [
+    ...alerts.text.matchAll(
+      /name: '([\w-]+)'\n\s+description: '([^']+)'\n\s+severity: (\d)[\s\S]*?query: '([^\n]+)'\n/g,
+    ),
+  ].map(([, name, description, severity, query]) => ({
+    name,
+    description,
+    severity: Number(severity),
+    query,
+  }));
+  const recordsQuery = /var records = '([^']+)'/.exec(alerts.text)?.[1] ?? '';
+
+  it('main.bicep wires the module to Application Insights; the e-mail is optional', () => {
+    const m = main.modules.find((x) => x.path === 'modules/alerts.bicep');
+    expect(m?.body).toContain('appInsightsName: monitoring.outputs.appInsightsName');
+    expect(main.params.find((p) => p.name === 'alertEmail')?.defaulted).toBe(true);
+    // No e-mail means an action group without receivers, not a failed deployment.
+    expect(alerts.text).toContain('emailReceivers: empty(alertEmail) ? [] :');
+  });
+
+  it('one scheduled-query rule per failure an operator must hear about', () => {
+    expect(rules.map((r) => r.name).sort()).toEqual([
+      'credential-rejected',
+      'delegated-session-login-required',
+      'exports-failing',
+      'no-successful-sync',
+      'sync-failed-in-a-row',
+    ]);
+    // One resource looping over the rules (the Bicep reader here does not parse loops).
+    expect(alerts.text).toMatch(
+      /resource alerts 'Microsoft\.Insights\/scheduledQueryRules@[\d-]+(-preview)?' = \[for rule in rules: \{/,
+    );
+    expect(ofType('Microsoft.Insights/actionGroups').length).toBe(1);
+    expect(ofType('Microsoft.Insights/workbooks').length).toBe(1);
+    expect(recordsQuery).toMatch(/^traces \| extend e = parse_json\(message\)/);
+  });
+
+  it("each rule's query reads the app's own log records: known messages, and only fields those records carry", () => {
+    const known = ALERT_RECORDS as Record<string, readonly string[]>;
+    for (const rule of rules) {
+      const query = rule.query.replace('${records}', recordsQuery);
+      expect([rule.name, query.startsWith('traces') || query.startsWith('union (traces')]).toEqual([
+        rule.name,
+        true,
+      ]);
+      const messages = [...query.matchAll(/"([^"]+)"/g)]
+        .map((m) => m[1])
+        .filter((m) => /^[A-Za-z0-9 ]+$/.test(m) && m.includes(' '));
+      expect([rule.name, messages.length > 0]).toEqual([rule.name, true]);
+      for (const m of messages) expect([rule.name, m, m in known]).toEqual([rule.name, m, true]);
+      const carried = new Set(messages.flatMap((m) => known[m] ?? []));
+      const used = [...query.matchAll(/\be\.(\w+)/g)].map((m) => m[1]).filter((f) => f !== 'message');
+      for (const f of used) expect([rule.name, f, carried.has(f)]).toEqual([rule.name, f, true]);
+    }
+  });
+
+  it('nothing needs a key: no instrumentation key, connection string or listKeys', () => {
+    expect(alerts.text).not.toMatch(/InstrumentationKey|ConnectionString|listKeys|apiKey/i);
   });
 });
 

@@ -1,4 +1,4 @@
-import { nextOccurrence, parseNcrontab } from '../../devhost/ncrontab';
+import { nextOccurrence, parseNcrontab } from '../../shared/ncrontab';
 import { compileRoute } from '../../devhost/routes';
 
 const at = (iso: string) => Date.parse(iso);

@@ -1,0 +1,11 @@
+import { app } from '@azure/functions';
+import { appContext } from '../shared/app';
+import { getRun } from '../shared/runs/http';
+
+/** GET /api/manage/runs/{id} (admin key): one run's summary. */
+app.http('manageRun', {
+  route: 'manage/runs/{id}',
+  methods: ['GET'],
+  authLevel: 'admin',
+  handler: (request) => getRun(request.params.id, appContext()),
+});

@@ -1,0 +1,11 @@
+import { app } from '@azure/functions';
+import { appContext } from '../shared/app';
+import { listRuns } from '../shared/runs/http';
+
+/** GET /api/manage/runs (admin key): run summaries, newest first, paged with `before`. */
+app.http('manageRuns', {
+  route: 'manage/runs',
+  methods: ['GET'],
+  authLevel: 'admin',
+  handler: (request) => listRuns(request, appContext()),
+});

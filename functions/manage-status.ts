@@ -1,0 +1,25 @@
+import { app } from '@azure/functions';
+import { appContext } from '../shared/app';
+import { statusPage } from '../shared/admin/status-page';
+import { statusView } from '../shared/admin/status';
+
+/** GET /api/manage/status (admin key): health at a glance, charts of the recent runs, and their details. */
+app.http('manageStatus', {
+  route: 'manage/status',
+  methods: ['GET'],
+  authLevel: 'admin',
+  handler: async (request) => {
+    const code = request.query.get('code');
+    const admin = code ? `../manage?code=${encodeURIComponent(code)}` : '../manage';
+    return {
+      body: statusPage(await statusView(appContext(), admin)),
+      headers: {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+        // No script at all: the charts are SVG drawn on the server.
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      },
+    };
+  },
+});

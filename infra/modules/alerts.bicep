@@ -1,0 +1,158 @@
+// Alerts on the app's own structured log records (one JSON line per record, in `traces`), an optional action
+// group, and a workbook with the status page's charts. Queries run inside Azure Monitor, against the component:
+// no key anywhere. The app's side of the contract (messages and fields) is tested in test/integration.
+param appInsightsName string
+param location string
+param tags object
+@description('E-mail address that receives alerts; empty: alerts fire with no receiver.')
+param alertEmail string = ''
+@description('Sync runs failed in a row before the alert fires.')
+param failedSyncsInARow int = 2
+@description('Minutes between scheduled syncs (from SYNC_SCHEDULE): no success for twice this long fires an alert.')
+param syncIntervalMinutes int = 15
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource actionGroup 'Microsoft.Insights/actionGroups@2023-01-01' = {
+  name: 'ag-${appInsightsName}'
+  location: 'global'
+  tags: tags
+  properties: {
+    groupShortName: 'tenantint'
+    enabled: true
+    emailReceivers: empty(alertEmail) ? [] : [
+      { name: 'operator', emailAddress: alertEmail, useCommonAlertSchema: true }
+    ]
+  }
+}
+
+// The app writes each record as one JSON line: `message` names the event, the other fields are its data.
+var records = 'traces | extend e = parse_json(message) | where isnotnull(e.message)'
+
+var rules = [
+  {
+    name: 'sync-failed-in-a-row'
+    description: 'Sync runs failed ${failedSyncsInARow} times in a row'
+    severity: 2
+    windowMinutes: max(60, 2 * failedSyncsInARow * syncIntervalMinutes)
+    query: '${records} | where e.message in ("sync run failed", "sync run completed") | project timestamp, failed = tostring(e.message) == "sync run failed", runId = tostring(e.runId), code = tostring(e.code) | top ${failedSyncsInARow} by timestamp desc | summarize failures = countif(failed), runs = count() | where runs == ${failedSyncsInARow} and failures == runs'
+  }
+  {
+    name: 'credential-rejected'
+    description: 'The identity provider rejected the M2M credential: rotate it or store its current secret'
+    severity: 1
+    windowMinutes: 15
+    query: '${records} | where e.message == "M2M credential rejected" | project timestamp, clientId = tostring(e.clientId), code = tostring(e.code)'
+  }
+  {
+    name: 'delegated-session-login-required'
+    description: 'The admin delegated session needs a new login'
+    severity: 2
+    windowMinutes: 15
+    query: '${records} | where e.message == "delegated session needs a new login" | project timestamp, tenant = tostring(e.tenant), reason = tostring(e.reason)'
+  }
+  {
+    name: 'exports-failing'
+    description: 'Exports are failing'
+    severity: 2
+    windowMinutes: 60
+    query: '${records} | where e.message == "export failed" | project timestamp, runId = tostring(e.runId), code = tostring(e.code)'
+  }
+  {
+    name: 'no-successful-sync'
+    description: 'No successful sync for twice the schedule interval'
+    severity: 2
+    windowMinutes: max(30, 2 * syncIntervalMinutes)
+    query: 'union (${records} | where e.message == "sync run completed" | project timestamp, runId = tostring(e.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
+  }
+]
+
+resource alerts 'Microsoft.Insights/scheduledQueryRules@2023-03-15-preview' = [for rule in rules: {
+  name: '${rule.name}-${appInsightsName}'
+  location: location
+  tags: tags
+  properties: {
+    displayName: rule.description
+    description: rule.description
+    severity: rule.severity
+    enabled: true
+    scopes: [ appInsights.id ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT${rule.windowMinutes}M'
+    criteria: {
+      allOf: [
+        {
+          query: rule.query
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: { numberOfEvaluationPeriods: 1, minFailingPeriodsToAlert: 1 }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: { actionGroups: [ actionGroup.id ] }
+  }
+}]
+
+// The status page's charts over the same records: runs by outcome, changes per stream, run duration.
+var workbookContent = {
+  version: 'Notebook/1.0'
+  items: [
+    {
+      type: 1
+      content: { json: '## Tenant integrations — runs\nThe same records the status page (/api/manage/status) and the alerts read.' }
+    }
+    {
+      type: 3
+      content: {
+        version: 'KqlItem/1.0'
+        title: 'Runs over time, by outcome'
+        query: '${records} | where e.message in ("sync run completed", "sync run failed", "export failed") | summarize runs = count() by bin(timestamp, 1h), outcome = tostring(e.message) | render columnchart'
+        queryType: 0
+        resourceType: 'microsoft.insights/components'
+        visualization: 'barchart'
+      }
+    }
+    {
+      type: 3
+      content: {
+        version: 'KqlItem/1.0'
+        title: 'Records per stream'
+        query: '${records} | where e.message == "sync stream failed" or e.message == "graphql" | summarize requests = count() by stream = tostring(e.stream), bin(timestamp, 1h) | render timechart'
+        queryType: 0
+        resourceType: 'microsoft.insights/components'
+        visualization: 'timechart'
+      }
+    }
+    {
+      type: 3
+      content: {
+        version: 'KqlItem/1.0'
+        title: 'GraphQL request duration'
+        query: '${records} | where e.message == "graphql" | summarize p50 = percentile(todouble(e.durationMs), 50), p95 = percentile(todouble(e.durationMs), 95) by bin(timestamp, 1h) | render timechart'
+        queryType: 0
+        resourceType: 'microsoft.insights/components'
+        visualization: 'timechart'
+      }
+    }
+  ]
+}
+
+resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
+  name: guid(appInsights.id, 'tenant-integrations-runs')
+  location: location
+  tags: tags
+  kind: 'shared'
+  properties: {
+    displayName: 'Tenant integrations — runs'
+    category: 'workbook'
+    sourceId: appInsights.id
+    serializedData: string(workbookContent)
+  }
+}
+
+output actionGroupId string = actionGroup.id
+output alertRuleCount int = length(rules)

@@ -1,0 +1,104 @@
+import type { App } from '../app';
+import { nextOccurrence, parseNcrontab } from '../ncrontab';
+import type { RunSummary } from '../runs/history';
+import { healthReport } from './health';
+import type { StatusPart, StatusView } from './status-page';
+
+const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+
+function lastRunPart(name: string, run: RunSummary | undefined, none: string): StatusPart {
+  if (!run) return { name, state: 'unknown', detail: none };
+  if (run.outcome === 'running') return { name, state: 'ok', detail: `running since ${when(run.startedAt)}` };
+  if (run.outcome === 'succeeded')
+    return { name, state: 'ok', detail: `succeeded, finished ${when(run.finishedAt ?? run.startedAt)}` };
+  return {
+    name,
+    state: 'fail',
+    detail: `failed at ${when(run.finishedAt ?? run.startedAt)}: ${run.error?.message ?? 'see its details'}${run.error?.action ? ` — ${run.error.action}` : ''}`,
+  };
+}
+
+/** What the status page shows: each part's health, and the recent runs (never a secret or token). */
+export async function statusView(app: App, adminHref: string): Promise<StatusView> {
+  const now = app.clock.now();
+  let runs: RunSummary[] = [];
+  let storage: StatusPart;
+  try {
+    runs = await app.runs().history.list({ limit: 30 });
+    storage = { name: 'Storage', state: 'ok', detail: 'run history readable' };
+  } catch (err) {
+    storage = {
+      name: 'Storage',
+      state: 'fail',
+      detail: `run history unreadable (${(err as Error).message.split('\n')[0]}): check AzureWebJobsStorage and the identity’s Storage Table Data Contributor role`,
+    };
+  }
+  const health = await healthReport(app);
+  const lastSync =
+    runs.find((r) => r.kind === 'sync' && r.outcome !== 'running') ?? runs.find((r) => r.kind === 'sync');
+  const lastExport = runs.find((r) => r.kind === 'export');
+  // The latest sync that says something about the credential: one that succeeded, or one it failed.
+  const telling = runs.find(
+    (r) => r.kind === 'sync' && (r.outcome === 'succeeded' || r.error?.code === 'CREDENTIAL_REJECTED'),
+  );
+  const credential: StatusPart =
+    telling?.error?.code === 'CREDENTIAL_REJECTED'
+      ? { name: 'Credential', state: 'fail', detail: telling.error.action ?? telling.error.message }
+      : telling
+        ? { name: 'Credential', state: 'ok', detail: `accepted in the sync of ${when(telling.startedAt)}` }
+        : {
+            name: 'Credential',
+            state: 'unknown',
+            detail: 'no sync has used it yet (`tenant-integrations doctor` checks it now)',
+          };
+  const session = health.delegatedSession;
+  const sessionPart: StatusPart =
+    session === 'connected'
+      ? { name: 'Delegated session', state: 'ok', detail: 'connected' }
+      : session === 'login-required'
+        ? {
+            name: 'Delegated session',
+            state: 'fail',
+            detail: 'needs a new login: sign in again on the admin page',
+          }
+        : {
+            name: 'Delegated session',
+            state: 'warn',
+            detail: `${session}: no admin is signed in, so mutations are unavailable`,
+          };
+  let next: StatusPart;
+  try {
+    const at = nextOccurrence(parseNcrontab(app.config.syncSchedule), now);
+    next = {
+      name: 'Next scheduled sync',
+      state: 'ok',
+      detail: `${when(new Date(at).toISOString())} (${app.config.syncSchedule})`,
+    };
+  } catch {
+    next = {
+      name: 'Next scheduled sync',
+      state: 'fail',
+      detail: `SYNC_SCHEDULE "${app.config.syncSchedule}" is not a valid NCRONTAB`,
+    };
+  }
+  return {
+    tenant: health.tenant ?? '',
+    generatedAt: new Date(now).toISOString(),
+    adminHref,
+    runs,
+    parts: [
+      credential,
+      sessionPart,
+      lastRunPart('Last sync', lastSync, 'no sync yet'),
+      next,
+      lastRunPart('Last export', lastExport, 'no export yet'),
+      {
+        name: 'Secret store',
+        state: 'ok',
+        detail:
+          health.secretStore === 'key-vault' ? 'Key Vault' : 'development secret file (.local/secrets.json)',
+      },
+      storage,
+    ],
+  };
+}

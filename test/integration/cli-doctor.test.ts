@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { runCli } from '../helpers/cli';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+
+/** `tenant-integrations doctor` against a real sandbox, configured as a real tenant would be. */
+jest.setTimeout(60_000);
+
+let sb: SandboxFixture;
+let dir: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  sb = await sandboxFixture({ records: 20 });
+  dir = mkdtempSync(join(tmpdir(), 'ti-doctor-'));
+  const secretsFile = join(dir, 'secrets.json');
+  env = {
+    ...sb.settings,
+    LOCAL_SECRETS_FILE: secretsFile,
+    SYNC_SINKS: `dir:${join(dir, 'out')}`,
+    AzureWebJobsStorage: '',
+  };
+});
+afterAll(async () => {
+  await sb.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Report {
+  ok: boolean;
+  checks: Array<{ name: string; state: string; found: string; action?: string }>;
+}
+const doctor = async (args: string[] = ['--json']) => {
+  const r = await runCli(['doctor', ...args], { env, cwd: dir });
+  return { ...r, report: args.includes('--json') ? (JSON.parse(r.stdout) as Report) : undefined };
+};
+const check = (report: Report | undefined, name: string) => report?.checks.find((c) => c.name === name);
+
+describe('tenant-integrations doctor', () => {
+  it('a missing client secret fails the secret check with the command that sets it, and skips what needs it', async () => {
+    const { code, report } = await doctor();
+    expect(code).toBe(1);
+    expect(check(report, 'secret store')).toMatchObject({
+      state: 'fail',
+      action: expect.stringContaining('tenant-integrations secrets set tenant-client-secret'),
+    });
+    expect(check(report, 'client credentials')?.state).toBe('warn');
+  });
+
+  it('a healthy sandbox: exit 0, every check ok (the session and storage warn), no secret printed', async () => {
+    await new LocalFileSecretStore(env.LOCAL_SECRETS_FILE).set('tenant-client-secret', sb.clientSecret);
+    const { code, report, stdout } = await doctor();
+    expect(code).toBe(0);
+    expect(Object.fromEntries(report?.checks.map((c) => [c.name, c.state]) ?? [])).toEqual({
+      configuration: 'ok',
+      'secret store': 'ok',
+      'identity provider': 'ok',
+      'client credentials': 'ok',
+      GraphQL: 'ok',
+      'read-only credential': 'ok',
+      storage: 'warn',
+      'delegated session': 'warn',
+      'sink dir': 'ok',
+    });
+    expect(stdout).not.toContain(sb.clientSecret);
+    const human = await doctor([]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/✔ client credentials: credential \S+ accepted/);
+  });
+
+  it('after the credential is revoked: exit 1, the credential check names the API Credentials page', async () => {
+    await sb.hook(`credentials/${sb.clientId}/revoke`);
+    const { code, report, stdout } = await doctor();
+    expect(code).toBe(1);
+    expect(check(report, 'client credentials')).toMatchObject({
+      state: 'fail',
+      found: expect.stringMatching(/invalid_client|unauthorized_client/),
+      action: expect.stringContaining('API Credentials'),
+    });
+    expect(check(report, 'GraphQL')?.state).toBe('warn');
+    expect(stdout).not.toContain(sb.clientSecret);
+  });
+
+  it('bad configuration is one failed check naming the setting, exit 1', async () => {
+    const r = await runCli(['doctor', '--json'], {
+      env: { ...env, TENANT_BASE_URL: 'http://example.com' },
+      cwd: dir,
+    });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.checks).toEqual([
+      expect.objectContaining({
+        name: 'configuration',
+        state: 'fail',
+        found: expect.stringContaining('TENANT_BASE_URL'),
+      }),
+    ]);
+  });
+});

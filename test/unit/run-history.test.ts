@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileRunHistory, rowKeyOf, type RunHistory, type RunSummary } from '../../shared/runs/history';
+import { RunRecorder } from '../../shared/runs/recorder';
+import { createLogger } from '../../shared/log';
+
+const run = (id: string, startedAt: string, kind: RunSummary['kind'] = 'sync'): RunSummary => ({
+  id,
+  kind,
+  trigger: 'schedule',
+  startedAt,
+  outcome: 'succeeded',
+  streams: {},
+});
+
+let dir: string;
+beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ti-runs-'))));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('run history', () => {
+  it('row keys sort newest first', () => {
+    const keys = ['2026-11-20T00:00:00.000Z', '2026-11-23T10:00:00.000Z', '2026-11-22T00:00:00.000Z'].map(
+      (t) => rowKeyOf({ startedAt: t, id: 'r' }),
+    );
+    expect([...keys].sort()).toEqual([keys[1], keys[2], keys[0]]);
+  });
+
+  it('lists newest first, by kind, and pages with `before`', async () => {
+    const h = new FileRunHistory(join(dir, 'runs.json'));
+    await h.record(run('a', '2026-11-21T00:00:00.000Z'));
+    await h.record(run('b', '2026-11-22T00:00:00.000Z', 'export'));
+    await h.record(run('c', '2026-11-23T00:00:00.000Z'));
+    expect((await h.list({ limit: 10 })).map((r) => r.id)).toEqual(['c', 'b', 'a']);
+    expect((await h.list({ limit: 10, kind: 'sync' })).map((r) => r.id)).toEqual(['c', 'a']);
+    expect((await h.list({ limit: 10, before: '2026-11-23T00:00:00.000Z' })).map((r) => r.id)).toEqual([
+      'b',
+      'a',
+    ]);
+    // A run recorded again (running → finished) replaces its summary.
+    await h.record({ ...run('c', '2026-11-23T00:00:00.000Z'), outcome: 'failed' });
+    expect((await h.list({ limit: 10 })).filter((r) => r.id === 'c').map((r) => r.outcome)).toEqual([
+      'failed',
+    ]);
+  });
+
+  it('the recorder purges runs older than the retention, by the clock it is given', async () => {
+    const h = new FileRunHistory(join(dir, 'runs.json'));
+    const now = Date.parse('2026-11-23T12:00:00.000Z');
+    const recorder = new RunRecorder(h, {
+      logger: createLogger(() => undefined),
+      clock: { now: () => now },
+      retentionDays: 30,
+    });
+    await h.record(run('old', '2026-10-20T00:00:00.000Z'));
+    await h.record(run('recent', '2026-11-01T00:00:00.000Z'));
+    await recorder.save(run('new', '2026-11-23T11:00:00.000Z'));
+    expect((await h.list({ limit: 10 })).map((r) => r.id)).toEqual(['new', 'recent']);
+  });
+
+  it('writing a summary never fails the run: a storage error is logged, without the summary’s content', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const broken: RunHistory = {
+      record: async () => {
+        throw new Error('table service unavailable\nwith a second line');
+      },
+      list: async () => [],
+      get: async () => undefined,
+      purge: async () => 0,
+    };
+    const recorder = new RunRecorder(broken, {
+      logger: createLogger((l) => lines.push(l)),
+      clock: { now: Date.now },
+      retentionDays: 30,
+    });
+    await expect(recorder.save(run('r1', new Date().toISOString()))).resolves.toBeUndefined();
+    expect(lines).toEqual([
+      { level: 'warn', message: 'run history not written', runId: 'r1', reason: 'table service unavailable' },
+    ]);
+  });
+
+  it('refuses a summary that is not one (a bad outcome), before storage', async () => {
+    const h = new FileRunHistory(join(dir, 'runs.json'));
+    await expect(
+      h.record({ ...run('x', '2026-11-23T00:00:00.000Z'), outcome: 'exploded' as never }),
+    ).rejects.toThrow(/outcome/);
+  });
+});
