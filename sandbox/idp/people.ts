@@ -12,7 +12,7 @@ export interface Person {
 
 /**
  * The seeded people who can log in on the device page and the portal. Sandbox-only, documented in the
- * README; nothing here is a real credential.
+ * docs/sandbox.md; nothing here is a real credential.
  */
 export const SEEDED_PEOPLE: ReadonlyArray<Person & { password: string }> = [
   {

@@ -5,7 +5,7 @@ import type { ConnectionPaths } from '../graphql/pager';
 
 /**
  * A stream: one GraphQL document plus where things are in its answer. The defaults match the sandbox's
- * schema; the real service's schema differs, so users override or add streams in a file (README: Streams).
+ * schema; the real service's schema differs, so users override or add streams in a file (docs/sync.md).
  */
 export const streamSchema = z
   .object({
