@@ -165,7 +165,7 @@ describe('doctor at GET /api/manage/doctor', () => {
       GraphQL: 'ok',
       'read-only credential': 'ok',
       storage: 'ok',
-      'delegated session': 'warn',
+      'delegated session': 'ok',
     });
     expect(healthy.text).not.toContain(stack.sb.clientSecret);
 
