@@ -1,5 +1,6 @@
 import { coldstartBench } from './coldstart';
 import { exportBench } from './export';
+import { postgresBench } from './postgres';
 import { syncBench } from './sync';
 import { tokenBench } from './token';
 
@@ -9,6 +10,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   coldstart: coldstartBench,
   sync: syncBench,
   export: exportBench,
+  postgres: postgresBench,
 };
 
 async function main(): Promise<number> {

@@ -11,7 +11,7 @@ import { build } from 'esbuild';
  *   host.json, package.json (no scripts), package-lock.json
  *   dist/main.js   every function file bundled into one (esbuild): one file to read and compile at a cold start
  *   node_modules/  `npm ci --omit=dev`: the SDKs the bundle loads on first use (storage, tables, Key Vault,
- *                  identity, qrcode) and nothing from devDependencies
+ *                  identity, qrcode, the PostgreSQL driver) and nothing from devDependencies
  *
  * Why a staging folder and not a remote build: what Azure runs is then exactly what the package test checks
  * here, and no server-side install or TypeScript build can differ from it (docs/deploy.md).
@@ -22,6 +22,7 @@ export const LOADED_ON_FIRST_USE = [
   '@azure/identity',
   '@azure/keyvault-secrets',
   'qrcode',
+  'pg',
 ];
 
 /** Provided by the Functions worker at run time; never bundled. */

@@ -191,6 +191,62 @@ export const settingsSchema = z
       usedBy: 'export',
       group: 'secret-name',
     }),
+    POSTGRES_URL: optional(
+      z
+        .url({ protocol: /^postgres(ql)?$/ })
+        .refine(
+          (u) => !new URL(u).password,
+          'must not hold a password: put it in the secret store (POSTGRES_PASSWORD_SECRET_NAME)',
+        ),
+    ).meta({
+      description:
+        'Where the `postgres` sink writes, as `postgresql://user@host:port/database` — never with a password (that comes from the secret store).',
+      default: 'unset',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_HOST: optional(z.string().regex(/^[\w.-]+$/, 'a host name')).meta({
+      description:
+        'Azure Database for PostgreSQL host; the app signs in with its managed identity (Microsoft Entra token as the password).',
+      default: 'unset',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_DATABASE: optional(z.string().min(1).max(63)).meta({
+      description: 'Database on `POSTGRES_HOST`.',
+      default: '`postgres`',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_USER: optional(z.string().min(1).max(128)).meta({
+      description: 'The Entra role on `POSTGRES_HOST`: the managed identity’s name.',
+      default: 'unset',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_SCHEMA: optional(z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case identifier')).meta({
+      description: 'Schema of the sink’s tables (one per stream), created when missing.',
+      default: '`tenant_<tenant>`',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_SOFT_DELETE: optional(z.enum(['true', 'false'])).meta({
+      description: '`true`: a deleted record keeps its row with `deleted_at` set, instead of being removed.',
+      default: '`false`',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
+    POSTGRES_PASSWORD_SECRET_NAME: optional(
+      z
+        .string()
+        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
+    ).meta({
+      description:
+        'Name of the secret holding the password for `POSTGRES_URL` (none needed with trust or Entra sign-in).',
+      default: '`postgres-password`',
+      usedBy: 'sync (postgres sink)',
+      group: 'secret-name',
+    }),
     RUN_HISTORY_DAYS: optional(
       z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
     ).meta({
@@ -210,6 +266,18 @@ export const settingsSchema = z
     }),
   })
   .superRefine((s, ctx) => {
+    if (s.POSTGRES_HOST && !s.POSTGRES_USER)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['POSTGRES_USER'],
+        message: 'required with POSTGRES_HOST (the managed identity’s role name)',
+      });
+    if (s.POSTGRES_HOST && s.POSTGRES_URL)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['POSTGRES_URL'],
+        message: 'set POSTGRES_URL or POSTGRES_HOST, not both',
+      });
     // A real tenant needs all four settings; none of them means the embedded sandbox.
     const tenantKeys = ['TENANT_NAME', 'TENANT_BASE_URL', 'TENANT_AUTH_URL', 'TENANT_CLIENT_ID'] as const;
     const given = tenantKeys.filter((k) => s[k] !== undefined);
@@ -253,6 +321,16 @@ export interface AppConfig {
   /** Exports running at once for the tenant; more get 429. */
   exportsMaxConcurrent: number;
   exportsRequestSecretName?: string;
+  /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
+  postgres?: {
+    url?: string;
+    host?: string;
+    database: string;
+    user?: string;
+    schema?: string;
+    softDelete: boolean;
+    passwordSecretName: string;
+  };
   /** Days of run summaries kept. */
   runHistoryDays: number;
   /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
@@ -306,6 +384,18 @@ export function loadConfig(
     ),
     exportsMaxConcurrent: s.EXPORTS_MAX_CONCURRENT ?? DEFAULT_EXPORTS_MAX_CONCURRENT,
     exportsRequestSecretName: s.EXPORTS_REQUEST_SECRET_NAME,
+    postgres:
+      s.POSTGRES_URL || s.POSTGRES_HOST
+        ? {
+            url: s.POSTGRES_URL,
+            host: s.POSTGRES_HOST,
+            database: s.POSTGRES_DATABASE ?? 'postgres',
+            user: s.POSTGRES_USER,
+            schema: s.POSTGRES_SCHEMA,
+            softDelete: s.POSTGRES_SOFT_DELETE === 'true',
+            passwordSecretName: s.POSTGRES_PASSWORD_SECRET_NAME ?? 'postgres-password',
+          }
+        : undefined,
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
   };

@@ -33,6 +33,9 @@ function change(
   return c;
 }
 
+/** The record's JSON as the change carries it (made once for its fingerprint), or made now. */
+export const recordJsonOf = (c: Change): string => c[RECORD_JSON] ?? JSON.stringify(c.record ?? null);
+
 /** A change as one line of JSON, the same as `JSON.stringify(change)`, without serialising the record twice. */
 export function changeJson(c: Change): string {
   const json = c[RECORD_JSON];

@@ -26,7 +26,22 @@ export function sinkDeps(
   clock?: Clock,
 ): SinkDeps {
   const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
+  let pool: import('pg').Pool | undefined;
+  const tenant = config.tenant?.name;
   return {
+    postgres: config.postgres
+      ? {
+          pool: () => {
+            // eslint-disable-next-line @typescript-eslint/no-require-imports
+            const { postgresPool } = require('../state/postgres') as typeof import('../state/postgres');
+            return (pool ??= postgresPool(config, secrets));
+          },
+          schema:
+            config.postgres.schema ??
+            `tenant_${(tenant ?? 'sandbox').toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63),
+          softDelete: config.postgres.softDelete,
+        }
+      : undefined,
     blobService: hasStorage ? () => blobService(config) : undefined,
     webhook: {
       url: config.downstreamWebhookUrl,

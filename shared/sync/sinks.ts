@@ -203,6 +203,8 @@ export class MultiSink implements ChangeSink {
 
 export interface SinkDeps {
   cwd?: string;
+  /** The postgres sink's pool (built on first use) and its options. */
+  postgres?: { pool: () => import('pg').Pool; schema: string; softDelete: boolean };
   blobService?: () => BlobServiceClient;
   webhook?: { url?: string; secret: () => Promise<string>; clock?: Clock };
 }
@@ -225,9 +227,19 @@ export function sinksFor(spec: string, deps: SinkDeps = {}, source = 'SYNC_SINKS
       sinks.push(
         new WebhookSink(deps.webhook.url, { secret: deps.webhook.secret, clock: deps.webhook.clock }),
       );
+    else if (entry === 'postgres' && deps.postgres) {
+      // Loaded here: only a postgres sink pays for the driver.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { PostgresSink } = require('./postgres') as typeof import('./postgres');
+      sinks.push(new PostgresSink(deps.postgres.pool, deps.postgres));
+    } else if (entry === 'postgres')
+      problems.push(`${source}: the postgres sink needs POSTGRES_URL, or POSTGRES_HOST and POSTGRES_USER`);
     else if (entry === 'webhook') problems.push(`${source}: the webhook sink needs DOWNSTREAM_WEBHOOK_URL`);
     else if (entry === 'blob') problems.push(`${source}: the blob sink needs storage (AzureWebJobsStorage)`);
-    else problems.push(`${source}: unknown sink "${entry}"; use blob, webhook or dir:PATH, comma-separated`);
+    else
+      problems.push(
+        `${source}: unknown sink "${entry}"; use blob, webhook, postgres or dir:PATH, comma-separated`,
+      );
   }
   if (!sinks.length && !problems.length)
     problems.push(`${source}: no sink given; use blob, webhook or dir:PATH`);

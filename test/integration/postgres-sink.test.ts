@@ -1,0 +1,232 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccessLayer } from '../../shared/access';
+import { loadConfig } from '../../shared/config';
+import { paginate, getPath } from '../../shared/graphql/pager';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { resolveStreams } from '../../shared/streams';
+import type { Change } from '../../shared/sync/changes';
+import { PostgresSink } from '../../shared/sync/postgres';
+import { runCli } from '../helpers/cli';
+import { failure } from '../helpers/failure';
+import { eventually } from '../helpers/host';
+import { startPostgres, type Postgres } from '../helpers/postgres';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+import { stackFixture } from '../helpers/stack';
+
+/**
+ * The postgres sink against a real PostgreSQL (Debian's, started by the test on a free port) and the sandbox:
+ * the CLI fills one table per stream, a second sync after changes at the source leaves every table equal to the
+ * source having touched only the changed rows, a page delivered twice is applied once, a record PostgreSQL
+ * refuses fails its page by name, and a host killed mid-run resumes to tables equal to the source.
+ */
+jest.setTimeout(180_000);
+
+const STREAMS = resolveStreams({});
+let pg: Postgres;
+let sb: SandboxFixture;
+let dir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  [pg, sb] = await Promise.all([startPostgres(), sandboxFixture({ records: 150 })]);
+  dir = mkdtempSync(join(tmpdir(), 'ti-pg-sink-'));
+  const secretsFile = join(dir, 'secrets.json');
+  await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
+  env = { ...sb.settings, LOCAL_SECRETS_FILE: secretsFile, POSTGRES_URL: pg.url, AzureWebJobsStorage: '' };
+});
+afterAll(async () => {
+  await sb?.close();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every record of a stream as the tenant serves it now, by id. */
+async function source(environment: Record<string, string>, stream: string): Promise<Map<string, unknown>> {
+  const access = createAccessLayer(loadConfig(environment));
+  const def = STREAMS.find((s) => s.name === stream);
+  if (!def) throw new Error(stream);
+  const out = new Map<string, unknown>();
+  for await (const page of paginate(access.graphql, def.document, def.paths, { pageSize: 100 }))
+    for (const r of page.records) out.set(String(getPath(r, def.idPath)), r);
+  return out;
+}
+
+async function table(schema: string, stream: string) {
+  const rows = await pg.query<{ id: string; record: unknown; run_id: string; deleted_at: Date | null }>(
+    `SELECT id, record, run_id, deleted_at FROM "${schema}"."${stream}" ORDER BY id`,
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+async function expectEqualToSource(environment: Record<string, string>, schema: string) {
+  for (const { name } of STREAMS) {
+    const [want, have] = await Promise.all([source(environment, name), table(schema, name)]);
+    expect([name, [...have.keys()].sort()]).toEqual([name, [...want.keys()].sort()]);
+    for (const [id, record] of want) expect([name, id, have.get(id)?.record]).toEqual([name, id, record]);
+  }
+}
+
+const sync = async () => {
+  const r = await runCli(['sync', '--sink', 'postgres', '--json'], { env, cwd: dir });
+  expect([r.code, r.code ? r.stdout : '']).toEqual([0, '']);
+  return JSON.parse(r.stdout) as { runId: string; streams: Record<string, Record<string, number>> };
+};
+
+describe('postgres sink through `tenant-integrations sync --sink postgres`', () => {
+  it('fills one table per stream; after creates, updates and deletes at the source a second sync leaves each table equal to it, touching only the changed rows', async () => {
+    const first = await sync();
+    await expectEqualToSource(env, 'tenant_acme');
+    const before = await table('tenant_acme', 'controls');
+    expect([...before.values()].every((r) => r.run_id === first.runId)).toBe(true);
+
+    const mutated = (
+      await sb.hook('data/mutate', { collection: 'controls', creates: 3, updates: 4, deletes: 2 })
+    ).body as { created: string[]; updated: string[]; deleted: string[] };
+    const second = await sync();
+    expect(second.streams.controls).toMatchObject({ created: 3, updated: 4, deleted: 2 });
+    await expectEqualToSource(env, 'tenant_acme');
+    const after = await table('tenant_acme', 'controls');
+    const touched = [...after.values()].filter((r) => r.run_id === second.runId).map((r) => r.id);
+    expect(touched.sort()).toEqual([...mutated.created, ...mutated.updated].sort());
+    for (const id of mutated.deleted) expect(after.has(id)).toBe(false);
+    // Other streams: nothing changed, nothing written.
+    const users = await table('tenant_acme', 'users');
+    expect([...users.values()].every((r) => r.run_id === first.runId)).toBe(true);
+    // The run's own record, and one checkpoint row per page that had changes.
+    const runs = await pg.query(`SELECT run_id, ok FROM tenant_acme._sync_runs ORDER BY finished_at`);
+    expect(runs).toEqual([
+      { run_id: first.runId, ok: true },
+      { run_id: second.runId, ok: true },
+    ]);
+    const pages = await pg.query<{ changes: number }>(
+      `SELECT changes FROM tenant_acme._sync_pages WHERE run_id = $1 AND stream = 'controls'`,
+      [second.runId],
+    );
+    expect(pages.reduce((n, p) => n + p.changes, 0)).toBe(9);
+  });
+
+  it('a missing setting is a set-up error naming what to set', async () => {
+    const r = await runCli(['sync', '--sink', 'postgres'], { env: { ...env, POSTGRES_URL: '' }, cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the postgres sink needs POSTGRES_URL');
+    const withPassword = await runCli(['sync', '--sink', 'postgres'], {
+      env: { ...env, POSTGRES_URL: pg.url.replace('postgres@', 'postgres:hunter2@') },
+      cwd: dir,
+    });
+    expect(withPassword.code).toBe(2);
+    expect(withPassword.stderr).toContain('POSTGRES_URL: must not hold a password');
+    expect(withPassword.stderr).not.toContain('hunter2');
+  });
+});
+
+describe('PostgresSink', () => {
+  const change = (id: string, record: unknown, kind: Change['kind'] = 'created'): Change =>
+    kind === 'deleted'
+      ? { changeId: `del-${id}`, stream: 'items', kind, id }
+      : { changeId: `${id}-${JSON.stringify(record).length}`, stream: 'items', kind, id, record };
+  const batch = (page: number, changes: Change[], runId = 'run-1') => ({
+    tenant: 'acme',
+    runId,
+    stream: 'items',
+    page,
+    changes,
+  });
+
+  it('a page delivered again is applied once; one whose content changed meanwhile is applied again', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'once' });
+    const page = batch(1, [change('a', { n: 1 }), change('b', { n: 2 })]);
+    await sink.write(page);
+    const first = await pg.query<{ synced_at: Date }>('SELECT synced_at FROM once.items ORDER BY id');
+    await sink.write(page);
+    expect(await pg.query('SELECT synced_at FROM once.items ORDER BY id')).toEqual(first);
+    expect(await pg.query('SELECT page, changes FROM once._sync_pages')).toEqual([{ page: 1, changes: 2 }]);
+    await sink.write(batch(1, [change('a', { n: 10 }), change('b', { n: 2 })]));
+    expect((await pg.query('SELECT record FROM once.items WHERE id = $1', ['a']))[0].record).toEqual({
+      n: 10,
+    });
+    expect(await pg.query('SELECT count(*)::int AS n FROM once._sync_pages')).toEqual([{ n: 1 }]);
+  });
+
+  it('a record PostgreSQL refuses (a NUL character) fails its page by stream and record id; nothing of the page is applied', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'refused' });
+    await sink.write(batch(1, [change('ok-1', { t: 'fine' })]));
+    const err = await failure(
+      sink.write(batch(2, [change('ok-2', { t: 'fine' }), change('bad-7', { t: 'a\u0000b' })])),
+    );
+    expect(err.code).toBe('SINK_REJECTED');
+    expect(err.message).toContain('stream items record bad-7');
+    expect(err.message).toContain('NUL');
+    expect((await pg.query('SELECT id FROM refused.items ORDER BY id')).map((r) => r.id)).toEqual(['ok-1']);
+    expect(await pg.query('SELECT page FROM refused._sync_pages')).toEqual([{ page: 1 }]);
+  });
+
+  it('soft deletes keep the row with deleted_at; a later create clears it', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'soft', softDelete: true });
+    await sink.write(batch(1, [change('x', { v: 1 })]));
+    await sink.write(batch(2, [change('x', undefined, 'deleted')]));
+    expect((await pg.query('SELECT deleted_at FROM soft.items'))[0].deleted_at).toBeInstanceOf(Date);
+    await sink.write(batch(1, [change('x', { v: 2 })], 'run-2'));
+    expect(await pg.query('SELECT record, deleted_at FROM soft.items')).toEqual([
+      { record: { v: 2 }, deleted_at: null },
+    ]);
+  });
+});
+
+describe('postgres sink on the local host', () => {
+  it('a host killed mid-run resumes: every table equals the source, each change applied once', async () => {
+    const stack = await stackFixture({
+      sandbox: { records: 300 },
+      env: { SYNC_SINKS: 'postgres', POSTGRES_URL: pg.url, POSTGRES_SCHEMA: 'hosted' },
+    });
+    try {
+      // Slow pages, so the kill comes mid-run.
+      await stack.sb.hook('faults', { route: 'graphql', delayMs: 400, count: 10 });
+      expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
+      await eventually(
+        async () =>
+          Number(
+            (
+              await pg
+                .query<{ n: number }>('SELECT count(*)::int AS n FROM hosted._sync_pages')
+                .catch(() => [{ n: 0 }])
+            )[0].n,
+          ) >= 2,
+        'a few pages applied',
+      );
+      await stack.restart({ kill: true });
+      // The timer would resume it; here a person does.
+      const finished = await eventually(
+        async () => {
+          const r = await stack.json('manage/runs?kind=sync');
+          const [latest] = r.body.runs;
+          if (latest?.outcome === 'running' || !latest) {
+            const start = await stack.json('manage/sync', { method: 'POST' });
+            if (start.status !== 202 && start.status !== 409) return false;
+            return false;
+          }
+          return latest.outcome === 'succeeded' && latest;
+        },
+        'the resumed run to succeed',
+        120_000,
+      );
+      expect(finished.outcome).toBe('succeeded');
+      expect(stack.logs()).toMatch(/resumed from checkpoint/);
+      const hostEnv = {
+        ...stack.sb.settings,
+        LOCAL_SECRETS_FILE: stack.secretsFile,
+        AzureWebJobsStorage: '',
+      };
+      await expectEqualToSource(hostEnv, 'hosted');
+      // Each change once: per stream, the checkpoint rows' changes add up to the records created.
+      const pages = await pg.query<{ stream: string; n: number; pages: number }>(
+        'SELECT stream, sum(changes)::int AS n, count(*)::int AS pages FROM hosted._sync_pages GROUP BY stream ORDER BY stream',
+      );
+      for (const p of pages) expect([p.stream, p.n]).toEqual([p.stream, 300]);
+      expect(pages.length).toBe(STREAMS.length);
+    } finally {
+      await stack.close();
+    }
+  });
+});
