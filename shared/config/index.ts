@@ -191,6 +191,13 @@ export const settingsSchema = z
       usedBy: 'export',
       group: 'secret-name',
     }),
+    SYNC_FORMAT: optional(z.enum(['ndjson', 'parquet'])).meta({
+      description:
+        '`parquet`: the `dir` sink writes `{stream}.parquet` instead of NDJSON, the `blob` sink adds it beside the NDJSON.',
+      default: '`ndjson`',
+      usedBy: 'sync (blob, dir sinks)',
+      group: 'sync',
+    }),
     POSTGRES_URL: optional(
       z
         .url({ protocol: /^postgres(ql)?$/ })
@@ -321,6 +328,8 @@ export interface AppConfig {
   /** Exports running at once for the tenant; more get 429. */
   exportsMaxConcurrent: number;
   exportsRequestSecretName?: string;
+  /** SYNC_FORMAT. */
+  syncFormat: 'ndjson' | 'parquet';
   /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
   postgres?: {
     url?: string;
@@ -396,6 +405,7 @@ export function loadConfig(
             passwordSecretName: s.POSTGRES_PASSWORD_SECRET_NAME ?? 'postgres-password',
           }
         : undefined,
+    syncFormat: s.SYNC_FORMAT ?? 'ndjson',
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
   };

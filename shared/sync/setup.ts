@@ -29,6 +29,7 @@ export function sinkDeps(
   let pool: import('pg').Pool | undefined;
   const tenant = config.tenant?.name;
   return {
+    format: config.syncFormat,
     postgres: config.postgres
       ? {
           pool: () => {

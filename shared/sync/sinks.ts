@@ -1,7 +1,9 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { createInterface } from 'node:readline';
+import { createGunzip, gzipSync } from 'node:zlib';
 import type { Clock } from '../clock';
 import { ConfigError } from '../errors';
 import { SignedPoster, type SignedPostOptions } from '../net/webhook';
@@ -48,13 +50,40 @@ export interface ChangeSink {
 }
 
 const ndjson = (changes: Change[]) => changes.map((c) => `${changeJson(c)}\n`).join('');
+
+/** How a sink's change files are written: NDJSON (default) or, with SYNC_FORMAT=parquet, also Parquet. */
+export type SyncFormat = 'ndjson' | 'parquet';
+
+/** NDJSON change lines, in pages of at most `size`. */
+async function* pagesOfLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  size = 1000,
+): AsyncGenerator<Change[]> {
+  let page: Change[] = [];
+  for await (const line of lines) {
+    if (!line) continue;
+    page.push(JSON.parse(line) as Change);
+    if (page.length >= size) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length) yield page;
+}
+
+const parquet = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('./parquet') as typeof import('./parquet');
 const pageName = (page: number) => String(page).padStart(8, '0');
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
 export class DirectorySink implements ChangeSink {
   readonly description: string;
-  constructor(readonly dir: string) {
-    this.description = `folder ${dir}`;
+  constructor(
+    readonly dir: string,
+    readonly format: SyncFormat = 'ndjson',
+  ) {
+    this.description = `folder ${dir}${format === 'parquet' ? ' (Parquet)' : ''}`;
   }
 
   private parts(runId: string, stream: string) {
@@ -69,6 +98,20 @@ export class DirectorySink implements ChangeSink {
 
   async endStream(_tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
     const parts = this.parts(runId, stream);
+    if (this.format === 'parquet') {
+      // `{stream}.parquet` from the page files, one page in memory at a time (the writer reads them twice).
+      await mkdir(join(this.dir, runId), { recursive: true });
+      const pages = async function* () {
+        for (const page of changedPages)
+          yield* pagesOfLines(
+            (await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8')).split('\n'),
+            Number.MAX_SAFE_INTEGER,
+          );
+      };
+      await parquet().writeChangesParquet(pages, join(this.dir, runId, `${stream}.parquet`));
+      await rm(parts, { recursive: true, force: true });
+      return;
+    }
     const text: string[] = [];
     for (const page of changedPages)
       text.push(await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8'));
@@ -97,7 +140,10 @@ export class BlobSink implements ChangeSink {
   readonly description = `blob container ${SYNC_CONTAINER}`;
   private readonly container: () => Promise<ContainerClient>;
 
-  constructor(service: BlobServiceClient) {
+  constructor(
+    service: BlobServiceClient,
+    readonly format: SyncFormat = 'ndjson',
+  ) {
     this.container = lazyContainer(service, SYNC_CONTAINER);
   }
 
@@ -127,6 +173,27 @@ export class BlobSink implements ChangeSink {
     else {
       const empty = gzipSync('');
       await blob.upload(empty, empty.length, { blobHTTPHeaders });
+    }
+    if (this.format === 'parquet') {
+      // `{stream}.parquet` beside the NDJSON, made from it by streaming (read twice), through a temporary file.
+      const dir = await mkdtemp(join(tmpdir(), 'ti-parquet-'));
+      try {
+        const file = join(dir, `${stream}.parquet`);
+        const pages = async function* () {
+          const download = await blob.download();
+          const lines = createInterface({
+            input: (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip()),
+          });
+          yield* pagesOfLines(lines);
+        };
+        await parquet().writeChangesParquet(pages, file);
+        const target = await this.blob(tenant, runId, `${stream}.parquet`);
+        await target.uploadFile(file, {
+          blobHTTPHeaders: { blobContentType: 'application/vnd.apache.parquet' },
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   }
 
@@ -203,6 +270,8 @@ export class MultiSink implements ChangeSink {
 
 export interface SinkDeps {
   cwd?: string;
+  /** SYNC_FORMAT: Parquet files too (blob: beside the NDJSON; dir: instead of it). */
+  format?: SyncFormat;
   /** The postgres sink's pool (built on first use) and its options. */
   postgres?: { pool: () => import('pg').Pool; schema: string; softDelete: boolean };
   blobService?: () => BlobServiceClient;
@@ -221,8 +290,8 @@ export function sinksFor(spec: string, deps: SinkDeps = {}, source = 'SYNC_SINKS
     .map((s) => s.trim())
     .filter(Boolean)) {
     if (entry.startsWith('dir:') && entry.length > 4)
-      sinks.push(new DirectorySink(resolve(deps.cwd ?? process.cwd(), entry.slice(4))));
-    else if (entry === 'blob' && deps.blobService) sinks.push(new BlobSink(deps.blobService()));
+      sinks.push(new DirectorySink(resolve(deps.cwd ?? process.cwd(), entry.slice(4)), deps.format));
+    else if (entry === 'blob' && deps.blobService) sinks.push(new BlobSink(deps.blobService(), deps.format));
     else if (entry === 'webhook' && deps.webhook?.url)
       sinks.push(
         new WebhookSink(deps.webhook.url, { secret: deps.webhook.secret, clock: deps.webhook.clock }),

@@ -1,9 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccessLayer } from '../../shared/access';
-import { loadConfig } from '../../shared/config';
-import { paginate, getPath } from '../../shared/graphql/pager';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
@@ -13,6 +10,7 @@ import { failure } from '../helpers/failure';
 import { eventually } from '../helpers/host';
 import { startPostgres, type Postgres } from '../helpers/postgres';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+import { sourceRecords } from '../helpers/source';
 import { stackFixture } from '../helpers/stack';
 
 /**
@@ -42,16 +40,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every record of a stream as the tenant serves it now, by id. */
-async function source(environment: Record<string, string>, stream: string): Promise<Map<string, unknown>> {
-  const access = createAccessLayer(loadConfig(environment));
-  const def = STREAMS.find((s) => s.name === stream);
-  if (!def) throw new Error(stream);
-  const out = new Map<string, unknown>();
-  for await (const page of paginate(access.graphql, def.document, def.paths, { pageSize: 100 }))
-    for (const r of page.records) out.set(String(getPath(r, def.idPath)), r);
-  return out;
-}
+const source = sourceRecords;
 
 async function table(schema: string, stream: string) {
   const rows = await pg.query<{ id: string; record: unknown; run_id: string; deleted_at: Date | null }>(

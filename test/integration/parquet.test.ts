@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { ROW_GROUP } from '../../shared/sync/parquet';
+import { runCli } from '../helpers/cli';
+import { eventually } from '../helpers/host';
+import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+import { sourceRecords } from '../helpers/source';
+import { stackFixture } from '../helpers/stack';
+
+/**
+ * SYNC_FORMAT=parquet: the files the dir sink (CLI) and the blob sink (local host, Azurite) write are read back
+ * with an independent reader (hyparquet, in its own process) and compared with the sandbox's data.
+ */
+jest.setTimeout(180_000);
+
+const READER = resolve(__dirname, '../helpers/read-parquet.mjs');
+interface Parquet {
+  rowGroups: number;
+  codec: string;
+  columns: Array<{ name: string; type: string; convertedType: string | null }>;
+  rows: Array<Record<string, unknown>>;
+}
+const read = (file: string) =>
+  JSON.parse(execFileSync(process.execPath, [READER, file], { maxBuffer: 256 << 20 }).toString()) as Parquet;
+
+/** A Parquet row's fields back as the record they came from (JSON columns parsed, empty columns dropped). */
+function recordOf(row: Record<string, unknown>, columns: Parquet['columns']) {
+  const out: Record<string, unknown> = { id: row.id };
+  for (const c of columns) {
+    if (
+      ['change_id', 'kind', 'id', 'content_hash'].includes(c.name) ||
+      row[c.name] === null ||
+      row[c.name] === undefined
+    )
+      continue;
+    out[c.name] =
+      c.convertedType === 'JSON' && typeof row[c.name] === 'string'
+        ? JSON.parse(row[c.name] as string)
+        : row[c.name];
+  }
+  return out;
+}
+
+let sb: SandboxFixture;
+let dir: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  sb = await sandboxFixture({ records: ROW_GROUP + 500 });
+  dir = mkdtempSync(join(tmpdir(), 'ti-parquet-'));
+  const secretsFile = join(dir, 'secrets.json');
+  await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
+  env = { ...sb.settings, LOCAL_SECRETS_FILE: secretsFile, SYNC_FORMAT: 'parquet', AzureWebJobsStorage: '' };
+});
+afterAll(async () => {
+  await sb?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Parquet from the dir sink', () => {
+  it('one file per stream and run, snappy, bounded row groups, equal to the source; a second run holds only the changes', async () => {
+    const sync = async () => {
+      const r = await runCli(['sync', '--streams', 'controls,users', '--sink', 'dir:./out', '--json'], {
+        env,
+        cwd: dir,
+      });
+      expect([r.code, r.code ? r.stdout + r.stderr : '']).toEqual([0, '']);
+      return JSON.parse(r.stdout) as { runId: string };
+    };
+    const first = await sync();
+    expect(readdirSync(join(dir, 'out', first.runId)).sort()).toEqual([
+      'controls.parquet',
+      'manifest.json',
+      'users.parquet',
+    ]);
+    for (const stream of ['controls', 'users']) {
+      const file = read(join(dir, 'out', first.runId, `${stream}.parquet`));
+      expect(file.codec).toBe('SNAPPY');
+      expect(file.rowGroups).toBe(Math.ceil((ROW_GROUP + 500) / ROW_GROUP)); // memory stays flat: bounded groups
+      expect(file.columns.slice(0, 4).map((c) => c.name)).toEqual([
+        'change_id',
+        'kind',
+        'id',
+        'content_hash',
+      ]);
+      const source = await sourceRecords(env, stream);
+      expect(file.rows.length).toBe(source.size);
+      for (const row of file.rows) {
+        expect(row.kind).toBe('created');
+        expect(row.content_hash).toBe(row.change_id);
+        expect(recordOf(row, file.columns)).toEqual(source.get(row.id as string));
+      }
+    }
+    const mutated = (
+      await sb.hook('data/mutate', { collection: 'controls', creates: 2, updates: 3, deletes: 1 })
+    ).body as { created: string[]; updated: string[]; deleted: string[] };
+    const second = await sync();
+    const changes = read(join(dir, 'out', second.runId, 'controls.parquet'));
+    const byKind = (k: string) =>
+      changes.rows
+        .filter((r) => r.kind === k)
+        .map((r) => r.id)
+        .sort();
+    expect(byKind('created')).toEqual([...mutated.created].sort());
+    expect(byKind('updated')).toEqual([...mutated.updated].sort());
+    expect(byKind('deleted')).toEqual([...mutated.deleted].sort());
+    const source = await sourceRecords(env, 'controls');
+    for (const row of changes.rows.filter((r) => r.kind !== 'deleted'))
+      expect(recordOf(row, changes.columns)).toEqual(source.get(row.id as string));
+    expect(changes.rows.find((r) => r.kind === 'deleted')?.content_hash).toBeNull();
+    expect(read(join(dir, 'out', second.runId, 'users.parquet')).rows).toEqual([]);
+  });
+});
+
+describe('Parquet from the blob sink on the local host', () => {
+  it('adds {stream}.parquet beside the NDJSON in the sync container, equal to the source', async () => {
+    const stack = await stackFixture({
+      sandbox: { records: 120 },
+      env: { SYNC_SINKS: 'blob', SYNC_FORMAT: 'parquet', SYNC_STREAMS: 'controls' },
+    });
+    try {
+      expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
+      const run = await eventually(async () => {
+        const [latest] = (await stack.json('manage/runs?kind=sync')).body.runs;
+        return latest?.outcome === 'succeeded' && latest;
+      }, 'the run');
+      const container = stack.blobService().getContainerClient('sync-changes');
+      const names: string[] = [];
+      for await (const b of container.listBlobsFlat({ prefix: `acme/${run.id}/` }))
+        names.push(b.name.split('/').pop() as string);
+      expect(names.sort()).toEqual(['controls.ndjson.gz', 'controls.parquet', 'manifest.json']);
+      const file = join(dir, 'from-blob.parquet');
+      await container.getBlobClient(`acme/${run.id}/controls.parquet`).downloadToFile(file);
+      const parquet = read(file);
+      const source = await sourceRecords(
+        { ...stack.sb.settings, LOCAL_SECRETS_FILE: stack.secretsFile, AzureWebJobsStorage: '' },
+        'controls',
+      );
+      expect(parquet.rows.length).toBe(120);
+      for (const row of parquet.rows)
+        expect(recordOf(row, parquet.columns)).toEqual(source.get(row.id as string));
+    } finally {
+      await stack.close();
+    }
+  });
+});
