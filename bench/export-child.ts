@@ -19,7 +19,7 @@ interface Args {
   clientSecret: string;
   storage: string;
   stream: string;
-  format: 'ndjson' | 'csv' | 'json';
+  format: 'ndjson' | 'csv' | 'json' | 'parquet';
   gzip: boolean;
 }
 

@@ -33,6 +33,7 @@ export async function exportBench(): Promise<Record<string, unknown>> {
   const azurite = await startAzurite();
   const sizes = [10_000, 100_000, 300_000];
   const exported: Record<number, Measured[]> = {};
+  const parquet: Record<number, Measured[]> = {};
   const raw: Record<number, Measured[]> = {};
   try {
     for (const records of sizes) {
@@ -50,6 +51,15 @@ export async function exportBench(): Promise<Record<string, unknown>> {
               stream: 'controls',
               format: 'csv',
               gzip: true,
+            }),
+          );
+          (parquet[records] ??= []).push(
+            await child('export-child.js', {
+              ...sandbox.info,
+              storage: azurite.connectionString,
+              stream: 'controls',
+              format: 'parquet',
+              gzip: false,
             }),
           );
         }
@@ -73,6 +83,10 @@ export async function exportBench(): Promise<Record<string, unknown>> {
     rawRssRatio100kVs10k: round(rss(raw, 100_000) / rss(raw, 10_000)),
     rssRatio300kVs100k: round(rss(exported, 300_000) / rss(exported, 100_000)),
     rssGoal: 'flat: 100 k no more than 10 k beyond what the raw fetch loop itself grows',
+    // Parquet: pages to a temporary NDJSON file, then two streaming passes; row groups of at most 10 000 records.
+    parquetPeakRssMb: Object.fromEntries(sizes.map((n) => [n, round(rss(parquet, n), 1)])),
+    parquetRssRatio100kVs10k: round(rss(parquet, 100_000) / rss(parquet, 10_000)),
+    parquetRecordsPerSecond100k: Math.round(rate(parquet, 100_000)),
     recordsPerSecond100k: Math.round(rate(exported, 100_000)),
     rawRecordsPerSecond100k: Math.round(rate(raw, 100_000)),
   };

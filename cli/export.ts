@@ -9,13 +9,13 @@ import { parse, UsageError, type CommandHelp } from './args';
 import { describeTarget, resolveTenant } from './context';
 
 export const EXPORT_HELP: CommandHelp = {
-  usage: 'export [--streams a,b] [--format ndjson|csv|json] [--gzip] --out DIR',
+  usage: 'export [--streams a,b] [--format ndjson|csv|json|parquet] [--gzip] --out DIR',
   summary:
     "Runs one export with the webhook's own code into a local folder: one file per stream and a\n" +
     "manifest.json with each file's record count, bytes and sha256. Files appear only when complete.",
   options: [
     ['--streams a,b', 'streams to export (default: all)'],
-    ['--format F', 'ndjson (default), csv or json'],
+    ['--format F', 'ndjson (default), csv, json or parquet (snappy inside: no --gzip)'],
     ['--gzip', 'gzip each file (.gz)'],
     ['--out DIR', 'the folder to write to (required; created when missing)'],
   ],
@@ -36,6 +36,8 @@ export async function exportCommand(args: string[]): Promise<number> {
   const format = (values.format ?? 'ndjson') as ExportFormat;
   if (!EXPORT_FORMATS.includes(format))
     throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
+  if (format === 'parquet' && values.gzip)
+    throw new UsageError('--gzip does not apply to parquet: its files are compressed inside (snappy)');
   const target = await resolveTenant();
   try {
     const { config } = target;

@@ -1,9 +1,13 @@
 import { getPath } from '../graphql/pager';
 
-export const EXPORT_FORMATS = ['ndjson', 'csv', 'json'] as const;
+export const EXPORT_FORMATS = ['ndjson', 'csv', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** The formats written as text, page by page; Parquet is written by shared/sync/parquet.ts. */
+export type TextFormat = Exclude<ExportFormat, 'parquet'>;
 
-export const extensionOf = (format: ExportFormat, gzip: boolean) => `${format}${gzip ? '.gz' : ''}`;
+/** Parquet compresses inside (snappy): it is never gzipped. */
+export const extensionOf = (format: ExportFormat, gzip: boolean) =>
+  format === 'parquet' ? 'parquet' : `${format}${gzip ? '.gz' : ''}`;
 
 /** Turns pages of records into the text of one file, piece by piece (nothing holds the whole export). */
 export interface RecordEncoder {
@@ -12,7 +16,7 @@ export interface RecordEncoder {
   end(): string;
 }
 
-export function encoderFor(format: ExportFormat, columns: string[] = []): RecordEncoder {
+export function encoderFor(format: TextFormat, columns: string[] = []): RecordEncoder {
   if (format === 'ndjson')
     return { start: () => '', page: (rs) => rs.map((r) => `${JSON.stringify(r)}\n`).join(''), end: () => '' };
   if (format === 'json') {

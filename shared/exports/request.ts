@@ -62,6 +62,8 @@ export function parseExportRequest(
     problems.push(
       `streams: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((s) => JSON.stringify(s)).join(', ')}; known: ${options.knownStreams.join(', ')}`,
     );
+  if (body.format === 'parquet' && body.gzip)
+    problems.push('gzip: Parquet files are compressed inside (snappy); leave gzip out with format "parquet"');
   if (body.callbackUrl !== undefined) {
     const why = refusedCallbackUrl(body.callbackUrl, { development: options.development });
     if (why) problems.push(`callbackUrl: ${why}`);

@@ -24,6 +24,7 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
   csv: 'text/csv; charset=utf-8',
   json: 'application/json; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
 };
 
 export interface DownloadLink {
@@ -64,7 +65,8 @@ export class ExportStorage {
       .uploadStream(pipe, 4 << 20, 2, {
         abortSignal: signal,
         blobHTTPHeaders: {
-          blobContentType: task.gzip ? 'application/gzip' : CONTENT_TYPES[task.format],
+          blobContentType:
+            task.gzip && task.format !== 'parquet' ? 'application/gzip' : CONTENT_TYPES[task.format],
           blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
         },
       })

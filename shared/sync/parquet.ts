@@ -11,7 +11,6 @@ import type { Change } from './changes';
 export const ROW_GROUP = 10_000;
 
 type Kind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
-const FIXED = ['change_id', 'kind', 'id', 'content_hash'] as const;
 
 interface SchemaElement {
   name: string;
@@ -29,14 +28,27 @@ function kindOf(v: unknown): Kind | undefined {
   return 'JSON';
 }
 
+/** A column every row has, with its value taken from the item (e.g. the change's id and kind). */
+export interface LeadingColumn<T> {
+  name: string;
+  kind: Kind;
+  required?: boolean;
+  value: (item: T) => unknown;
+}
+
 /** Record fields in first-seen order with the one type that holds all their values. */
-async function learnColumns(pages: () => AsyncIterable<Change[]>): Promise<Map<string, Kind>> {
+async function learnColumns<T>(
+  pages: () => AsyncIterable<T[]>,
+  recordOf: (item: T) => unknown,
+  skip: string[],
+): Promise<Map<string, Kind>> {
   const columns = new Map<string, Kind | undefined>();
-  for await (const changes of pages())
-    for (const c of changes) {
-      if (!c.record || typeof c.record !== 'object' || Array.isArray(c.record)) continue;
-      for (const [k, v] of Object.entries(c.record as Record<string, unknown>)) {
-        if ((FIXED as readonly string[]).includes(k)) continue; // `id` is already a column of its own
+  for await (const items of pages())
+    for (const item of items) {
+      const record = recordOf(item);
+      if (!record || typeof record !== 'object' || Array.isArray(record)) continue;
+      for (const [k, v] of Object.entries(record as Record<string, unknown>)) {
+        if (skip.includes(k)) continue; // already a leading column
         const now = kindOf(v);
         const was = columns.get(k);
         if (!columns.has(k)) columns.set(k, now);
@@ -65,52 +77,58 @@ function cell(kind: Kind, v: unknown): unknown {
 }
 
 /**
- * Writes the pages' changes to `file` (via `file.tmp`, renamed when complete, so a reader never sees half a file).
- * `pages` is called twice and must yield the same changes both times. Answers the number of rows.
+ * Writes the items to `file` (via `file.tmp`, renamed when complete, so a reader never sees half a file): the
+ * leading columns, then one per top-level field of `recordOf(item)`. `pages` is called twice and must yield the
+ * same items both times. Answers the number of rows.
  */
-export async function writeChangesParquet(
-  pages: () => AsyncIterable<Change[]>,
+export async function writeParquet<T>(
+  pages: () => AsyncIterable<T[]>,
   file: string,
+  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown },
 ): Promise<number> {
-  const columns = await learnColumns(pages);
+  const { leading, recordOf } = options;
+  const columns = await learnColumns(
+    pages,
+    recordOf,
+    leading.map((c) => c.name),
+  );
   // Loaded on first use (an ES module; Node 22 requires it synchronously): only Parquet output pays for it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { ParquetWriter, fileWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer') & {
     fileWriter(path: string): import('hyparquet-writer').ByteWriter; // the Node entry point's buffered file writer
   };
   const schema: SchemaElement[] = [
-    { name: 'root', num_children: FIXED.length + columns.size },
-    element('change_id', 'STRING', true),
-    element('kind', 'STRING', true),
-    element('id', 'STRING', true),
-    element('content_hash', 'STRING'),
+    { name: 'root', num_children: leading.length + columns.size },
+    ...leading.map((c) => element(c.name, c.kind, c.required)),
     ...[...columns].map(([name, kind]) => element(name, kind)),
   ];
   const tmp = `${file}.tmp`;
   const writer = new ParquetWriter({ writer: fileWriter(tmp), schema: schema as never, codec: 'SNAPPY' });
   let rows = 0;
-  let group: Change[] = [];
+  let group: T[] = [];
   const flush = () => {
     if (!group.length) return;
-    const field = (c: Change, name: string) =>
-      c.record && typeof c.record === 'object' ? (c.record as Record<string, unknown>)[name] : undefined;
+    const field = (item: T, name: string) => {
+      const r = recordOf(item);
+      return r && typeof r === 'object' ? (r as Record<string, unknown>)[name] : undefined;
+    };
     writer.write({
       rowGroupSize: ROW_GROUP,
       columnData: [
-        { name: 'change_id', data: group.map((c) => c.changeId) },
-        { name: 'kind', data: group.map((c) => c.kind) },
-        { name: 'id', data: group.map((c) => c.id) },
-        { name: 'content_hash', data: group.map((c) => (c.kind === 'deleted' ? null : c.changeId)) },
-        ...[...columns].map(([name, kind]) => ({ name, data: group.map((c) => cell(kind, field(c, name))) })),
+        ...leading.map((c) => ({ name: c.name, data: group.map((item) => cell(c.kind, c.value(item))) })),
+        ...[...columns].map(([name, kind]) => ({
+          name,
+          data: group.map((item) => cell(kind, field(item, name))),
+        })),
       ] as never,
     });
     rows += group.length;
     group = [];
   };
   try {
-    for await (const changes of pages())
-      for (const c of changes) {
-        group.push(c);
+    for await (const items of pages())
+      for (const item of items) {
+        group.push(item);
         if (group.length >= ROW_GROUP) flush();
       }
     flush();
@@ -122,3 +140,15 @@ export async function writeChangesParquet(
   }
   return rows;
 }
+
+/** A sync's changes: `change_id`, `kind`, `id`, `content_hash` (empty for a deletion), then the record's fields. */
+export const writeChangesParquet = (pages: () => AsyncIterable<Change[]>, file: string): Promise<number> =>
+  writeParquet(pages, file, {
+    leading: [
+      { name: 'change_id', kind: 'STRING', required: true, value: (c) => c.changeId },
+      { name: 'kind', kind: 'STRING', required: true, value: (c) => c.kind },
+      { name: 'id', kind: 'STRING', required: true, value: (c) => c.id },
+      { name: 'content_hash', kind: 'STRING', value: (c) => (c.kind === 'deleted' ? null : c.changeId) },
+    ],
+    recordOf: (c) => c.record,
+  });

@@ -311,7 +311,7 @@ export function sinksFor(spec: string, deps: SinkDeps = {}, source = 'SYNC_SINKS
       );
   }
   if (!sinks.length && !problems.length)
-    problems.push(`${source}: no sink given; use blob, webhook or dir:PATH`);
+    problems.push(`${source}: no sink given; use blob, webhook, postgres or dir:PATH`);
   if (problems.length) throw new ConfigError(problems);
   return sinks.length === 1 ? sinks[0] : new MultiSink(sinks);
 }

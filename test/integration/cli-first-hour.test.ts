@@ -45,7 +45,7 @@ describe('help and version', () => {
 
   it('the sync usage names every sink kind', async () => {
     const r = await runCli(['sync', '-h'], { cwd: dir });
-    expect(r.stdout.split('\n')[0]).toContain('--sink blob|webhook|dir:PATH');
+    expect(r.stdout.split('\n')[0]).toContain('--sink blob|webhook|postgres|dir:PATH');
   });
 
   it('`--version` exits 0 with the package version', async () => {
@@ -90,7 +90,7 @@ describe('flag mistakes name the flag', () => {
       env: { ...sb.settings, LOCAL_SECRETS_FILE: join(dir, 's.json') },
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--sink: unknown sink "s3:foo"; use blob, webhook or dir:PATH');
+    expect(r.stderr).toContain('--sink: unknown sink "s3:foo"; use blob, webhook, postgres or dir:PATH');
     expect(r.stderr).not.toContain('SYNC_SINKS');
   });
 });

@@ -27,11 +27,11 @@ const read = (file: string) =>
   JSON.parse(execFileSync(process.execPath, [READER, file], { maxBuffer: 256 << 20 }).toString()) as Parquet;
 
 /** A Parquet row's fields back as the record they came from (JSON columns parsed, empty columns dropped). */
-function recordOf(row: Record<string, unknown>, columns: Parquet['columns']) {
+function recordOf(row: Record<string, unknown>, columns: Parquet['columns'], changes = true) {
   const out: Record<string, unknown> = { id: row.id };
   for (const c of columns) {
     if (
-      ['change_id', 'kind', 'id', 'content_hash'].includes(c.name) ||
+      (changes && ['change_id', 'kind', 'content_hash'].includes(c.name)) ||
       row[c.name] === null ||
       row[c.name] === undefined
     )
@@ -114,8 +114,28 @@ describe('Parquet from the dir sink', () => {
   });
 });
 
-describe('Parquet from the blob sink on the local host', () => {
-  it('adds {stream}.parquet beside the NDJSON in the sync container, equal to the source', async () => {
+describe('Parquet exports', () => {
+  it('`tenant-integrations export --format parquet`: one file per stream, equal to the source; --gzip is refused', async () => {
+    const r = await runCli(['export', '--streams', 'controls', '--format', 'parquet', '--out', './export'], {
+      env,
+      cwd: dir,
+    });
+    expect(r.code).toBe(0);
+    const file = read(join(dir, 'export', 'controls.parquet'));
+    expect(file.codec).toBe('SNAPPY');
+    expect(file.rowGroups).toBe(2);
+    const source = await sourceRecords(env, 'controls');
+    expect(file.rows.length).toBe(source.size);
+    for (const row of file.rows)
+      expect(recordOf(row, file.columns, false)).toEqual(source.get(row.id as string));
+    const gz = await runCli(['export', '--format', 'parquet', '--gzip', '--out', './x'], { env, cwd: dir });
+    expect(gz.code).toBe(2);
+    expect(gz.stderr).toContain('--gzip does not apply to parquet');
+  });
+});
+
+describe('Parquet on the local host: the blob sink and the export webhook', () => {
+  it('adds {stream}.parquet beside the NDJSON in the sync container, and exports Parquet through POST /api/exports', async () => {
     const stack = await stackFixture({
       sandbox: { records: 120 },
       env: { SYNC_SINKS: 'blob', SYNC_FORMAT: 'parquet', SYNC_STREAMS: 'controls' },

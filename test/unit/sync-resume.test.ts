@@ -169,7 +169,7 @@ describe('sinks from SYNC_SINKS', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
       'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
-      'SYNC_SINKS: unknown sink "ftp:x"; use blob, webhook or dir:PATH, comma-separated',
+      'SYNC_SINKS: unknown sink "ftp:x"; use blob, webhook, postgres or dir:PATH, comma-separated',
       'SYNC_SINKS: the blob sink needs storage (AzureWebJobsStorage)',
     ]);
   });
