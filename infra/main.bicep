@@ -67,6 +67,16 @@ param maximumInstanceCount int = 40
 @description('Optional: client id of a Microsoft Entra app registration; Easy Auth then signs people in before /api/manage.')
 param manageEntraClientId string = ''
 
+@description('Optional: Azure Database for PostgreSQL host for the postgres sink (SYNC_SINKS=postgres); the app signs in with its identity. Grant the role once: docs/sync.md.')
+param postgresHost string = ''
+
+@description('Database on postgresHost.')
+param postgresDatabase string = 'postgres'
+
+@description('ndjson, or parquet for Parquet change files from the blob sink.')
+@allowed(['ndjson', 'parquet'])
+param syncFormat string = 'ndjson'
+
 @description('E-mail address for alerts (sync failing, credential rejected, admin login needed, exports failing, no successful sync). Empty: no receiver.')
 param alertEmail string = ''
 
@@ -164,6 +174,11 @@ module app 'modules/function-app.bicep' = {
       SYNC_SINKS: syncSinks
       DOWNSTREAM_WEBHOOK_URL: downstreamWebhookUrl
       EXPORTS_MAX_CONCURRENT: exportsMaxConcurrent
+      SYNC_FORMAT: syncFormat
+      POSTGRES_HOST: postgresHost
+      POSTGRES_DATABASE: postgresDatabase
+      // The Entra role on the server is the identity's name (pgaadauth_create_principal, docs/sync.md).
+      POSTGRES_USER: empty(postgresHost) ? '' : 'id-${token}'
       DURABLE_TASK_HUB: 'TenantIntegrations'
     }
   }

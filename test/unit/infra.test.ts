@@ -300,6 +300,10 @@ describe('app settings', () => {
       SYNC_SINKS: 'blob',
       DOWNSTREAM_WEBHOOK_URL: '',
       EXPORTS_MAX_CONCURRENT: '2',
+      SYNC_FORMAT: 'ndjson',
+      POSTGRES_HOST: '',
+      POSTGRES_DATABASE: 'postgres',
+      POSTGRES_USER: '',
       AzureWebJobsStorage__blobServiceUri: 'https://stabc.blob.core.windows.net/',
       AzureWebJobsStorage__queueServiceUri: 'https://stabc.queue.core.windows.net/',
       AzureWebJobsStorage__tableServiceUri: 'https://stabc.table.core.windows.net/',
@@ -313,6 +317,15 @@ describe('app settings', () => {
     expect(config.tenant?.name).toBe('contoso');
     expect(config.storageServiceUris?.table).toBe('https://stabc.table.core.windows.net/');
     expect(config.keyVaultSessionsUrl).toBe('https://kvs-abc.vault.azure.net/');
+    // With a PostgreSQL host, Bicep sets the identity's name as the role: valid too.
+    expect(
+      loadConfig({
+        ...env,
+        SYNC_SINKS: 'postgres',
+        POSTGRES_HOST: 'pg-abc.postgres.database.azure.com',
+        POSTGRES_USER: 'id-abc',
+      }).postgres,
+    ).toMatchObject({ host: 'pg-abc.postgres.database.azure.com', user: 'id-abc', database: 'postgres' });
     // The main.bicep defaults are valid values too.
     const schedule = main.params.find((p) => p.name === 'syncSchedule');
     expect(schedule?.defaulted).toBe(true);
