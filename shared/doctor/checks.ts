@@ -5,7 +5,6 @@ import type { AppConfig } from '../config';
 import { CredentialRejected, IntegrationError, RequestRefused } from '../errors';
 import { nodePost } from '../net/http';
 import { withTimeout } from '../net/retry';
-import { tableClient } from '../state/table-service';
 
 /**
  * `tenant-integrations doctor` and GET /api/manage/doctor: every set-up check in order, each ok / warn / fail
@@ -185,6 +184,8 @@ export async function runDoctor(
         found: 'not configured: state and run history are kept in .local/',
         action: 'Set AzureWebJobsStorage (the local stack and Azure set it).',
       };
+    // The storage SDKs load here, on first use: registering the doctor's route must not pay for them.
+    const { tableClient } = await import('../state/table-service');
     const table = tableClient(config, 'doctorprobe');
     if (!table) return { state: 'warn', found: 'no table service configured' };
     await table.createTable({ abortSignal: signal });

@@ -3,7 +3,6 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -108,9 +107,11 @@ async function exportParquet(
       }
     }
     await pipeline(lines, createWriteStream(ndjson), { signal: options.abortSignal });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { linesOf, writeParquet } = require('../sync/parquet') as typeof import('../sync/parquet');
     const pages = async function* () {
       let page: unknown[] = [];
-      for await (const line of createInterface({ input: createReadStream(ndjson) })) {
+      for await (const line of linesOf(createReadStream(ndjson, { encoding: 'utf8' }))) {
         if (!line) continue;
         page.push(JSON.parse(line));
         if (page.length >= 1000) {
@@ -121,8 +122,6 @@ async function exportParquet(
       if (page.length) yield page;
     };
     const file = join(dir, `${stream.name}.parquet`);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { writeParquet } = require('../sync/parquet') as typeof import('../sync/parquet');
     await writeParquet(pages, file, { leading: [], recordOf: (r) => r });
     let bytes = 0;
     const hash = createHash('sha256');

@@ -8,7 +8,8 @@ import type { Change } from './changes';
  * lists and mixed values are JSON text (Parquet's JSON type). Two passes over the pages — one to learn the columns
  * and their types, one to write — with at most ROW_GROUP changes in memory at a time, so memory stays flat.
  */
-export const ROW_GROUP = 10_000;
+// 5 000: with 10 000 the writer's peak RSS grew 91 → 160 MB from 10 k to 100 k rows; with 5 000, 90 → 109 → 114 MB at 300 k.
+export const ROW_GROUP = 5_000;
 
 type Kind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
 
@@ -26,6 +27,20 @@ function kindOf(v: unknown): Kind | undefined {
   if (typeof v === 'boolean') return 'BOOLEAN';
   if (typeof v === 'string') return 'STRING';
   return 'JSON';
+}
+
+/**
+ * The lines of a text stream, with the stream's own backpressure: nothing is read ahead of the consumer.
+ * (readline's async iterator buffers lines while the consumer works — the Parquet export grew with its size.)
+ */
+export async function* linesOf(chunks: AsyncIterable<string | Buffer>): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of chunks) {
+    const parts = (rest + chunk.toString()).split('\n');
+    rest = parts.pop() ?? '';
+    yield* parts;
+  }
+  if (rest) yield rest;
 }
 
 /** A column every row has, with its value taken from the item (e.g. the change's id and kind). */

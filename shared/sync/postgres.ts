@@ -112,20 +112,17 @@ export class PostgresSink implements ChangeSink {
              FROM go, unnest($5::text[], $6::text[], $7::text[]) AS u(id, record, hash) WHERE go.apply
            ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash,
              synced_at = EXCLUDED.synced_at, run_id = EXCLUDED.run_id, deleted_at = NULL
-           RETURNING 1
          ), del AS (
            ${
              this.options.softDelete
                ? `UPDATE ${t} SET deleted_at = now(), run_id = $1 FROM go WHERE go.apply AND ${t}.id = ANY($8::text[]) AND ${t}.deleted_at IS NULL`
                : `DELETE FROM ${t} USING go WHERE go.apply AND ${t}.id = ANY($8::text[])`
            }
-           RETURNING 1
          ), cp AS (
            INSERT INTO ${pages} (run_id, stream, page, change_digest, changes)
            SELECT $1, $2, $3, $4, $9 FROM go WHERE go.apply
            ON CONFLICT (run_id, stream, page) DO UPDATE SET change_digest = EXCLUDED.change_digest,
              changes = EXCLUDED.changes, applied_at = now()
-           RETURNING 1
          )
          SELECT (SELECT apply FROM go) AS applied`,
         values: [

@@ -2,7 +2,6 @@ import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { createGunzip, gzipSync } from 'node:zlib';
 import type { Clock } from '../clock';
 import { ConfigError } from '../errors';
@@ -181,10 +180,8 @@ export class BlobSink implements ChangeSink {
         const file = join(dir, `${stream}.parquet`);
         const pages = async function* () {
           const download = await blob.download();
-          const lines = createInterface({
-            input: (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip()),
-          });
-          yield* pagesOfLines(lines);
+          const text = (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip());
+          yield* pagesOfLines(parquet().linesOf(text as AsyncIterable<Buffer>));
         };
         await parquet().writeChangesParquet(pages, file);
         const target = await this.blob(tenant, runId, `${stream}.parquet`);

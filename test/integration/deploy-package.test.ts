@@ -89,6 +89,19 @@ describe('deployment package', () => {
     expect(fromPackage).toEqual(fromBuild);
   });
 
+  it('registering every function loads none of the SDKs meant for first use (the cold start stays cheap)', () => {
+    const script = `
+      require(${JSON.stringify(CORE)}).installFunctionsCore();
+      require('./dist/main.js');
+      process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
+    const env = { ...process.env, AzureWebJobsStorage: '', NODE_PATH: '' };
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['-e', script], { cwd: staged.dir, env }).toString(),
+    ) as string[];
+    const early = LOADED_ON_FIRST_USE.filter((m) => loaded.some((f) => f.includes(`/node_modules/${m}/`)));
+    expect(early).toEqual([]);
+  });
+
   it('every module the bundle loads on first use resolves and loads inside the package', () => {
     const bundle = readFileSync(join(staged.dir, 'dist', 'main.js'), 'utf8');
     const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
