@@ -11,7 +11,11 @@ import { paginate } from '../graphql/pager';
 import type { StreamDefinition } from '../streams';
 import { prefetch } from '../sync/prefetch';
 import { csvColumns } from './columns';
-import { encoderFor, type ExportFormat } from './formats';
+import { encoderFor, type ExportFormat, type TextFormat } from './formats';
+
+/** Loaded on first use: only Parquet exports pay for the writer. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const parquetWriter = () => require('../sync/parquet') as typeof import('../sync/parquet');
 
 export interface ExportFile {
   stream: string;
@@ -25,7 +29,10 @@ export interface ExportFile {
 
 /**
  * One stream to one file, streaming: pages are encoded as they arrive and flow through gzip and a hash into
- * `out`, so memory does not grow with the export's size.
+ * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group,
+ * and a stream's fields and their types are known only after its last page: its pages go to a temporary NDJSON
+ * file as they arrive, the Parquet file is written from that in two streaming passes (columns, then rows in groups
+ * of at most ROW_GROUP), and then streamed to `out` the same way. Disk holds the stream twice while that runs.
  */
 export async function exportStream(
   graphql: TenantGraphqlClient,
@@ -38,8 +45,9 @@ export async function exportStream(
     onPage?: (records: number) => void;
   },
 ): Promise<ExportFile> {
-  if (options.format === 'parquet') return exportParquet(graphql, stream, out, options);
-  const encoder = encoderFor(options.format, options.format === 'csv' ? csvColumns(stream) : []);
+  const parquet = options.format === 'parquet';
+  const format: TextFormat = options.format === 'parquet' ? 'ndjson' : options.format;
+  const encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : []);
   let records = 0;
   let bytes = 0;
   const hash = createHash('sha256');
@@ -66,82 +74,37 @@ export async function exportStream(
       yield b;
     }
   }
-  if (options.gzip) await pipeline(text, createGzip(), measure, out, { signal: options.abortSignal });
-  else await pipeline(text, measure, out, { signal: options.abortSignal });
+  const dir = parquet ? await mkdtemp(join(tmpdir(), 'ti-export-parquet-')) : undefined;
+  try {
+    let source: AsyncIterable<Buffer | string> | (() => AsyncGenerator<string>) = text;
+    if (dir) {
+      const ndjson = join(dir, `${stream.name}.ndjson`);
+      await pipeline(text, createWriteStream(ndjson), { signal: options.abortSignal });
+      const { jsonPages, linesOf, writeParquet } = parquetWriter();
+      const file = join(dir, `${stream.name}.parquet`);
+      await writeParquet(
+        () => jsonPages<unknown>(linesOf(createReadStream(ndjson, { encoding: 'utf8' }))),
+        file,
+        {
+          leading: [],
+          recordOf: (r) => r,
+        },
+      );
+      source = createReadStream(file);
+    }
+    // Parquet compresses inside (snappy): never gzipped.
+    if (options.gzip && !parquet)
+      await pipeline(source, createGzip(), measure, out, { signal: options.abortSignal });
+    else await pipeline(source, measure, out, { signal: options.abortSignal });
+  } finally {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
   return {
     stream: stream.name,
     format: options.format,
-    gzip: Boolean(options.gzip),
+    gzip: Boolean(options.gzip) && !parquet,
     records,
     bytes,
     sha256: hash.digest('hex'),
   };
-}
-
-/**
- * Parquet needs its columns before its first row group, and a stream's fields and their types are known only
- * after its last page: pages go to a temporary NDJSON file as they arrive, the Parquet file is written from it in
- * two streaming passes (columns, then rows in groups of at most 10 000), then streamed to `out`. Memory stays flat;
- * disk holds the stream twice for as long as the export runs.
- */
-async function exportParquet(
-  graphql: TenantGraphqlClient,
-  stream: StreamDefinition,
-  out: Writable,
-  options: { abortSignal?: AbortSignal; onPage?: (records: number) => void },
-): Promise<ExportFile> {
-  const dir = await mkdtemp(join(tmpdir(), 'ti-export-parquet-'));
-  try {
-    const ndjson = join(dir, `${stream.name}.ndjson`);
-    let records = 0;
-    async function* lines() {
-      for await (const page of prefetch(
-        paginate(graphql, stream.document, stream.paths, {
-          pageSize: stream.pageSize,
-          abortSignal: options.abortSignal,
-        }),
-      )) {
-        records += page.records.length;
-        yield page.records.map((r) => `${JSON.stringify(r)}\n`).join('');
-        options.onPage?.(records);
-      }
-    }
-    await pipeline(lines, createWriteStream(ndjson), { signal: options.abortSignal });
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { linesOf, writeParquet } = require('../sync/parquet') as typeof import('../sync/parquet');
-    const pages = async function* () {
-      let page: unknown[] = [];
-      for await (const line of linesOf(createReadStream(ndjson, { encoding: 'utf8' }))) {
-        if (!line) continue;
-        page.push(JSON.parse(line));
-        if (page.length >= 1000) {
-          yield page;
-          page = [];
-        }
-      }
-      if (page.length) yield page;
-    };
-    const file = join(dir, `${stream.name}.parquet`);
-    await writeParquet(pages, file, { leading: [], recordOf: (r) => r });
-    let bytes = 0;
-    const hash = createHash('sha256');
-    async function* measure(source: AsyncIterable<Buffer>) {
-      for await (const b of source) {
-        hash.update(b);
-        bytes += b.length;
-        yield b;
-      }
-    }
-    await pipeline(createReadStream(file), measure, out, { signal: options.abortSignal });
-    return {
-      stream: stream.name,
-      format: 'parquet',
-      gzip: false,
-      records,
-      bytes,
-      sha256: hash.digest('hex'),
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }

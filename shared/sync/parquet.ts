@@ -1,4 +1,5 @@
 import { rename, rm } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import type { Change } from './changes';
 
 /**
@@ -31,17 +32,36 @@ function kindOf(v: unknown): Kind | undefined {
 }
 
 /**
- * The lines of a text stream, with the stream's own backpressure: nothing is read ahead of the consumer.
- * (readline's async iterator buffers lines while the consumer works — the Parquet export grew with its size.)
+ * The lines of a text stream, read as the consumer asks for them. Buffers are decoded as UTF-8 across chunk
+ * boundaries (a character split between two chunks stays whole).
  */
 export async function* linesOf(chunks: AsyncIterable<string | Buffer>): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
   let rest = '';
   for await (const chunk of chunks) {
-    const parts = (rest + chunk.toString()).split('\n');
+    const parts = (rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk))).split('\n');
     rest = parts.pop() ?? '';
     yield* parts;
   }
+  rest += decoder.end();
   if (rest) yield rest;
+}
+
+/** NDJSON lines as pages of parsed values, at most `size` per page (empty lines skipped). */
+export async function* jsonPages<T>(
+  lines: AsyncIterable<string> | Iterable<string>,
+  size = 1000,
+): AsyncGenerator<T[]> {
+  let page: T[] = [];
+  for await (const line of lines) {
+    if (!line) continue;
+    page.push(JSON.parse(line) as T);
+    if (page.length >= size) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length) yield page;
 }
 
 /** A column every row has, with its value taken from the item (e.g. the change's id and kind). */

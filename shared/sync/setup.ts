@@ -6,6 +6,7 @@ import type { Logger } from '../log';
 import { blobService } from '../state/blob-service';
 import { resolveStreams, type StreamDefinition } from '../streams';
 import type { SyncContext } from './run';
+import { defaultSchema } from './postgres';
 import { sinksFor, type SinkDeps } from './sinks';
 import { BlobSyncStateStore, FileSyncStateStore } from './state';
 
@@ -27,7 +28,6 @@ export function sinkDeps(
 ): SinkDeps {
   const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
   let pool: import('pg').Pool | undefined;
-  const tenant = config.tenant?.name;
   return {
     format: config.syncFormat,
     postgres: config.postgres
@@ -37,9 +37,7 @@ export function sinkDeps(
             const { postgresPool } = require('../state/postgres') as typeof import('../state/postgres');
             return (pool ??= postgresPool(config, secrets));
           },
-          schema:
-            config.postgres.schema ??
-            `tenant_${(tenant ?? 'sandbox').toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63),
+          schema: config.postgres.schema ?? defaultSchema(config.tenant?.name ?? 'sandbox'),
           softDelete: config.postgres.softDelete,
         }
       : undefined,

@@ -53,23 +53,6 @@ const ndjson = (changes: Change[]) => changes.map((c) => `${changeJson(c)}\n`).j
 /** How a sink's change files are written: NDJSON (default) or, with SYNC_FORMAT=parquet, also Parquet. */
 export type SyncFormat = 'ndjson' | 'parquet';
 
-/** NDJSON change lines, in pages of at most `size`. */
-async function* pagesOfLines(
-  lines: AsyncIterable<string> | Iterable<string>,
-  size = 1000,
-): AsyncGenerator<Change[]> {
-  let page: Change[] = [];
-  for await (const line of lines) {
-    if (!line) continue;
-    page.push(JSON.parse(line) as Change);
-    if (page.length >= size) {
-      yield page;
-      page = [];
-    }
-  }
-  if (page.length) yield page;
-}
-
 const parquet = () =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require('./parquet') as typeof import('./parquet');
@@ -102,7 +85,7 @@ export class DirectorySink implements ChangeSink {
       await mkdir(join(this.dir, runId), { recursive: true });
       const pages = async function* () {
         for (const page of changedPages)
-          yield* pagesOfLines(
+          yield* parquet().jsonPages<Change>(
             (await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8')).split('\n'),
             Number.MAX_SAFE_INTEGER,
           );
@@ -181,7 +164,7 @@ export class BlobSink implements ChangeSink {
         const pages = async function* () {
           const download = await blob.download();
           const text = (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip());
-          yield* pagesOfLines(parquet().linesOf(text as AsyncIterable<Buffer>));
+          yield* parquet().jsonPages<Change>(parquet().linesOf(text as AsyncIterable<Buffer>));
         };
         await parquet().writeChangesParquet(pages, file);
         const target = await this.blob(tenant, runId, `${stream}.parquet`);
