@@ -2,14 +2,18 @@ import type { TenantSettings } from '../config';
 
 /** The seed's endpoints (§4), derived from `{auth_url}` and `{tenant}` in one place. */
 export interface TenantEndpoints {
+  /** OpenID Connect discovery of the tenant's realm. */
+  discovery: string;
   token: string;
   deviceAuthorization: string;
   graphql: string;
 }
 
 export function tenantEndpoints(tenant: TenantSettings): TenantEndpoints {
-  const oidc = `${tenant.authUrl}/realms/${encodeURIComponent(tenant.name)}/protocol/openid-connect`;
+  const realm = `${tenant.authUrl}/realms/${encodeURIComponent(tenant.name)}`;
+  const oidc = `${realm}/protocol/openid-connect`;
   return {
+    discovery: `${realm}/.well-known/openid-configuration`,
     token: `${oidc}/token`,
     deviceAuthorization: `${oidc}/auth/device`,
     graphql: `${tenant.baseUrl}/graphql`,

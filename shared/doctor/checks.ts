@@ -1,6 +1,7 @@
-import { access as fsAccess, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { AccessLayer } from '../access';
+import { tenantEndpoints } from '../auth/endpoints';
 import type { AppConfig } from '../config';
 import { CredentialRejected, IntegrationError, RequestRefused } from '../errors';
 import { nodePost } from '../net/http';
@@ -22,8 +23,6 @@ export interface DoctorOptions {
   /** Per check (default 10 s). */
   timeoutMs?: number;
   abortSignal?: AbortSignal;
-  /** Where the answer reaches storage from (the app: its identity; the CLI: the developer's). */
-  fetchJson?: (url: string, signal: AbortSignal) => Promise<{ status: number; body: unknown }>;
 }
 
 const short = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -102,8 +101,8 @@ export async function runDoctor(
 
   let idpOk = false;
   await step('identity provider', async (signal) => {
-    const url = `${tenant.authUrl}/realms/${encodeURIComponent(tenant.name)}/.well-known/openid-configuration`;
-    const { status, body } = await (options.fetchJson ?? getJson)(url, signal);
+    const url = tenantEndpoints(tenant).discovery;
+    const { status, body } = await getJson(url, signal);
     const endpoint = (body as { token_endpoint?: unknown } | undefined)?.token_endpoint;
     if (status === 200 && typeof endpoint === 'string') {
       idpOk = true;
@@ -258,13 +257,30 @@ export async function runDoctor(
         const probe = join(dir, `.doctor-${process.pid}`);
         await writeFile(probe, '');
         await rm(probe);
-        await fsAccess(dir);
         return { state: 'ok', found: `${dir} is writable` };
+      }
+      if (spec === 'postgres') {
+        if (!config.postgres)
+          return {
+            state: 'fail',
+            found: 'SYNC_SINKS names postgres but neither POSTGRES_URL nor POSTGRES_HOST is set',
+            action: 'Set POSTGRES_URL, or POSTGRES_HOST and POSTGRES_USER.',
+          };
+        // The driver loads here, on first use, like the sink's own.
+        const { postgresPool } = await import('../state/postgres');
+        const pool = postgresPool(config, access.secrets);
+        try {
+          await pool.query('SELECT 1');
+        } finally {
+          await pool.end();
+        }
+        const where = config.postgres.host ?? new URL(config.postgres.url ?? '').host;
+        return { state: 'ok', found: `PostgreSQL at ${where} accepts the app’s sign-in` };
       }
       return {
         state: 'fail',
         found: `unknown sink "${spec}"`,
-        action: 'SYNC_SINKS takes blob, webhook and dir:PATH.',
+        action: 'SYNC_SINKS takes blob, webhook, postgres and dir:PATH.',
       };
     });
   }

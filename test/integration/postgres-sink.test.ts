@@ -96,6 +96,22 @@ describe('postgres sink through `tenant-integrations sync --sink postgres`', () 
     expect(pages.reduce((n, p) => n + p.changes, 0)).toBe(9);
   });
 
+  it('doctor checks the postgres sink: it signs in, or it fails naming the server', async () => {
+    const ok = await runCli(['doctor', '--json'], { env: { ...env, SYNC_SINKS: 'postgres' }, cwd: dir });
+    const report = JSON.parse(ok.stdout) as { checks: Array<{ name: string; state: string; found: string }> };
+    expect([ok.code, report.checks.find((c) => c.name === 'sink postgres')]).toEqual([
+      0,
+      expect.objectContaining({ state: 'ok', found: expect.stringContaining('accepts the app') }),
+    ]);
+    const closed = pg.url.replace(`:${pg.port}/`, ':1/');
+    const bad = await runCli(['doctor', '--json'], {
+      env: { ...env, SYNC_SINKS: 'postgres', POSTGRES_URL: closed },
+      cwd: dir,
+    });
+    const failed = (JSON.parse(bad.stdout) as typeof report).checks.find((c) => c.name === 'sink postgres');
+    expect([bad.code, failed?.state]).toEqual([1, 'fail']);
+  });
+
   it('a missing setting is a set-up error naming what to set', async () => {
     const r = await runCli(['sync', '--sink', 'postgres'], { env: { ...env, POSTGRES_URL: '' }, cwd: dir });
     expect(r.code).toBe(2);
