@@ -40,7 +40,8 @@ const STREAM_COLOURS = [
   '#7f7f7f',
 ];
 
-const when = (iso?: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
+/** An ISO time as the page shows it: `2026-11-23 11:21:50 UTC`. */
+export const when = (iso?: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
 const seconds = (ms?: number) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`);
 const changes = (c: { created: number; updated: number; deleted: number }) =>
   c.created + c.updated + c.deleted;

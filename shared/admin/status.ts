@@ -2,9 +2,7 @@ import type { App } from '../app';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
 import type { RunSummary } from '../runs/history';
 import { healthReport } from './health';
-import type { StatusPart, StatusView } from './status-page';
-
-const when = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+import { when, type StatusPart, type StatusView } from './status-page';
 
 function lastRunPart(name: string, run: RunSummary | undefined, none: string): StatusPart {
   if (!run) return { name, state: 'unknown', detail: none };

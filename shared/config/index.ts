@@ -20,6 +20,11 @@ export const httpsOrLoopback = z.url().refine((s) => {
 /** A service address setting, without a trailing slash. */
 const serviceUrl = httpsOrLoopback.transform((s) => s.replace(/\/+$/, ''));
 
+/** A secret-store entry's name: what Key Vault allows. */
+const secretName = z
+  .string()
+  .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes');
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
@@ -62,11 +67,7 @@ export const settingsSchema = z
       usedBy: 'auth',
       group: 'tenant',
     }),
-    TENANT_CLIENT_SECRET_NAME: optional(
-      z
-        .string()
-        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
-    ).meta({
+    TENANT_CLIENT_SECRET_NAME: optional(secretName).meta({
       description: 'Name of the secret-store entry that holds the client secret.',
       default: '`tenant-client-secret`',
       usedBy: 'auth',
@@ -155,11 +156,7 @@ export const settingsSchema = z
       usedBy: 'sync (webhook sink)',
       group: 'sync',
     }),
-    DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(
-      z
-        .string()
-        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
-    ).meta({
+    DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(secretName).meta({
       description: 'Name of the secret holding the Standard Webhooks signing key.',
       default: '`downstream-webhook-secret`',
       usedBy: 'sync (webhook sink)',
@@ -180,11 +177,7 @@ export const settingsSchema = z
       group: 'export',
     }),
     // When set, POST /api/exports also needs a Standard Webhooks signature made with this secret.
-    EXPORTS_REQUEST_SECRET_NAME: optional(
-      z
-        .string()
-        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
-    ).meta({
+    EXPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
       description:
         'When set, `POST /api/exports` also needs a Standard Webhooks signature made with this secret.',
       default: 'unset',
@@ -243,11 +236,7 @@ export const settingsSchema = z
       usedBy: 'sync (postgres sink)',
       group: 'sync',
     }),
-    POSTGRES_PASSWORD_SECRET_NAME: optional(
-      z
-        .string()
-        .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes'),
-    ).meta({
+    POSTGRES_PASSWORD_SECRET_NAME: optional(secretName).meta({
       description:
         'Name of the secret holding the password for `POSTGRES_URL` (none needed with trust or Entra sign-in).',
       default: '`postgres-password`',

@@ -1,6 +1,14 @@
+import { extensionOf } from '../exports/formats';
+import type { ExportInput, StreamOutcome } from '../exports/orchestration';
+import { noCounts } from '../sync/counts';
 import type { StreamResult } from '../sync/run';
 import type { RunSummary } from './history';
 import { actionFor } from './recorder';
+
+const finished = (startedAt: string, finishedAt: string) => ({
+  finishedAt,
+  durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
+});
 
 /** A sync run's summary from its streams' results: counts, per-stream time, and the first failure's fix. */
 export function syncSummary(
@@ -24,12 +32,7 @@ export function syncSummary(
     kind: 'sync',
     trigger: options.trigger,
     startedAt: run.startedAt,
-    ...(options.finishedAt
-      ? {
-          finishedAt: options.finishedAt,
-          durationMs: Math.max(0, Date.parse(options.finishedAt) - Date.parse(run.startedAt)),
-        }
-      : {}),
+    ...(options.finishedAt ? finished(run.startedAt, options.finishedAt) : {}),
     outcome: !options.finishedAt ? 'running' : error ? 'failed' : 'succeeded',
     streams: Object.fromEntries(
       results.map((r) => [
@@ -44,5 +47,36 @@ export function syncSummary(
     ),
     ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
     ...(options.sinks ? { sinks: options.sinks } : {}),
+  };
+}
+
+/** An export's summary from its streams' outcomes: records per stream, and the first failure's fix. */
+export function exportSummary(input: ExportInput, outcomes: StreamOutcome[], finishedAt: string): RunSummary {
+  const failed = outcomes.find((o) => !o.ok);
+  const ok = outcomes.length === input.streams.length && !failed;
+  return {
+    id: input.id,
+    kind: 'export',
+    trigger: 'request',
+    startedAt: input.requestedAt,
+    ...finished(input.requestedAt, finishedAt),
+    outcome: ok ? 'succeeded' : 'failed',
+    streams: Object.fromEntries(
+      outcomes.map((o) =>
+        o.ok
+          ? [o.file.stream, { ...noCounts(), read: o.file.records, ok: true }]
+          : [o.stream, { ...noCounts(), ok: false, error: o.error }],
+      ),
+    ),
+    ...(failed && !failed.ok
+      ? {
+          error: {
+            code: 'EXPORT_FAILED',
+            message: `${failed.stream}: ${failed.error}`,
+            action: actionFor('EXPORT_FAILED'),
+          },
+        }
+      : {}),
+    sinks: `${extensionOf(input.format, input.gzip)} to Blob Storage`,
   };
 }
