@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { App } from '../app';
 import { isRunning, readInstance } from '../durable';
 import { SYNC, syncInstanceId, type SyncStatus } from '../sync/orchestration';
-import type { RunSummary } from './history';
 
 const listQuery = z
   .object({
@@ -72,5 +71,3 @@ export async function startSync(client: DurableClient, app: App): Promise<HttpRe
     jsonBody: { status: 'started', runs: 'runs?kind=sync' },
   };
 }
-
-export type { RunSummary };

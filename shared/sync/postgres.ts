@@ -131,7 +131,7 @@ export class PostgresSink implements ChangeSink {
           batch.page,
           digest,
           upserts.map((c) => c.id),
-          upserts.map(recordText),
+          upserts.map(recordJsonOf),
           upserts.map((c) => c.changeId),
           deletes,
           changes.length,
@@ -162,14 +162,12 @@ export class PostgresSink implements ChangeSink {
   }
 }
 
-const recordText = recordJsonOf;
-
 /** PostgreSQL refused the page: name the stream and, where one record is the cause, that record. */
 function refused(err: unknown, stream: string, changes: Change[]): Error {
   const e = err as { code?: string; message?: string };
   if (!e.code || !/^2[2-3]/.test(e.code)) return err as Error; // not the data's fault: connection, permissions, …
   // Text PostgreSQL cannot store (a NUL character) is the usual culprit.
-  const bad = changes.find((c) => c.kind !== 'deleted' && recordText(c).includes('\\u0000'));
+  const bad = changes.find((c) => c.kind !== 'deleted' && recordJsonOf(c).includes('\\u0000'));
   return new IntegrationError(
     'SINK_REJECTED',
     `PostgreSQL refused stream ${stream}${bad ? ` record ${bad.id}` : ''}: ${e.message ?? 'error'}${bad ? ' (text with a NUL character cannot be stored in PostgreSQL)' : ''}. The page was not applied; the run resumes from it once the record is fixed at the source.`,
