@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Change } from '../shared/sync/changes';
 import { fingerprint, changeIdOf, recordJson } from '../shared/sync/fingerprint';
-import { PostgresSink } from '../shared/sync/postgres';
+import { PostgresSink } from '../shared/sinks';
 import { startPostgres } from '../tools/postgres-server';
 
 /**

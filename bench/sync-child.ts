@@ -6,7 +6,7 @@ import { createAccessLayer } from '../shared/access';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { changeJson, type Change } from '../shared/sync/changes';
-import type { ChangeSink } from '../shared/sync/sinks';
+import type { ChangeSink } from '../shared/sinks';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { sandboxConfig } from './sandbox-config';
 

@@ -3,8 +3,8 @@ import { createAccessLayer } from '../shared/access';
 import { ConfigError } from '../shared/errors';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
-import { sinksFor } from '../shared/sync/sinks';
-import { sinkDeps, SYNC_CONCURRENCY } from '../shared/sync/setup';
+import { sinksFor } from '../shared/sinks';
+import { SYNC_CONCURRENCY } from '../shared/sync/setup';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { parse, UsageError, type CommandHelp } from './args';
 import { describeTarget, resolveTenant } from './context';
@@ -45,9 +45,10 @@ export async function syncCommand(args: string[]): Promise<number> {
     const access = createAccessLayer(config);
     let sink;
     try {
+      const context = { config, secrets: access.secrets };
       sink = values.sink
-        ? sinksFor(values.sink, sinkDeps(config, access.secrets), '--sink')
-        : sinksFor(`dir:${join(local, 'sync-out')}`, sinkDeps(config, access.secrets));
+        ? sinksFor(values.sink, context, '--sink')
+        : sinksFor(`dir:${join(local, 'sync-out')}`, context);
     } catch (err) {
       if (values.sink && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
       throw err;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
+import { parseSinks, SINK_USAGE, type SinkSpec } from '../sinks';
 
 export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
 export const DEFAULT_WEBHOOK_SECRET_NAME = 'downstream-webhook-secret';
@@ -138,8 +139,9 @@ export const settingsSchema = z
       usedBy: 'sync',
       group: 'sync',
     }),
+    // Parsed, and checked for the settings each sink needs, in superRefine below (shared/sinks/).
     SYNC_SINKS: optional(z.string().min(1)).meta({
-      description: 'Where changes go: `blob`, `webhook`, `dir:PATH`, comma-separated.',
+      description: `Where changes go: ${SINK_USAGE}, comma-separated; each is checked at start-up for the settings it needs.`,
       default: '`blob`',
       usedBy: 'sync',
       group: 'sync',
@@ -252,6 +254,14 @@ export const settingsSchema = z
       usedBy: 'run history, status page',
       group: 'azure',
     }),
+    // Set by the platform on every Azure App Service and Functions instance: how the app knows it runs in Azure.
+    WEBSITE_INSTANCE_ID: optional(z.string()).meta({
+      description:
+        'Set by Azure on every instance (never set it yourself): outside Development, sinks that write to local folders are refused.',
+      default: 'unset outside Azure',
+      usedBy: 'sync (dir sink)',
+      group: 'azure',
+    }),
     // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
     AZURE_FUNCTIONS_ENVIRONMENT: optional(z.string()).meta({
       description:
@@ -262,6 +272,14 @@ export const settingsSchema = z
     }),
   })
   .superRefine((s, ctx) => {
+    if (s.SYNC_SINKS)
+      for (const message of parseSinks(s.SYNC_SINKS, {
+        downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
+        postgres: Boolean(s.POSTGRES_URL || s.POSTGRES_HOST),
+        storage: Boolean(s.AzureWebJobsStorage || s.AzureWebJobsStorage__blobServiceUri),
+        hosted: isHosted(s),
+      }).problems)
+        ctx.addIssue({ code: 'custom', path: ['SYNC_SINKS'], message });
     if (s.POSTGRES_HOST && !s.POSTGRES_USER)
       ctx.addIssue({
         code: 'custom',
@@ -288,6 +306,14 @@ export const settingsSchema = z
     }
   });
 
+/** In Azure and not in Development: the app's folder is the read-only package mount. */
+function isHosted(s: { WEBSITE_INSTANCE_ID?: string; AZURE_FUNCTIONS_ENVIRONMENT?: string }): boolean {
+  return Boolean(s.WEBSITE_INSTANCE_ID) && s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() !== 'development';
+}
+
+/** How the blob and dir sinks write change files: NDJSON, or with SYNC_FORMAT=parquet, Parquet too. */
+export type SyncFormat = 'ndjson' | 'parquet';
+
 export interface TenantSettings {
   name: string;
   baseUrl: string;
@@ -308,7 +334,8 @@ export interface AppConfig {
   storageServiceUris?: { blob?: string; table?: string; queue?: string };
   syncSchedule: string;
   syncStreams?: string[];
-  syncSinks: string;
+  /** SYNC_SINKS, parsed and checked (default: blob). */
+  syncSinks: SinkSpec[];
   /** A JSON file of stream definitions that add to or override the defaults. */
   syncStreamsFile?: string;
   downstreamWebhookUrl?: string;
@@ -318,7 +345,7 @@ export interface AppConfig {
   exportsMaxConcurrent: number;
   exportsRequestSecretName?: string;
   /** SYNC_FORMAT. */
-  syncFormat: 'ndjson' | 'parquet';
+  syncFormat: SyncFormat;
   /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
   postgres?: {
     url?: string;
@@ -333,6 +360,8 @@ export interface AppConfig {
   runHistoryDays: number;
   /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
   development: boolean;
+  /** Running in Azure outside Development (WEBSITE_INSTANCE_ID is set): no local folders to write to. */
+  hosted: boolean;
 }
 
 /** Reads every setting once, naming every bad one in a single error. */
@@ -372,7 +401,7 @@ export function loadConfig(
         : undefined,
     syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
     syncStreams: s.SYNC_STREAMS?.split(','),
-    syncSinks: s.SYNC_SINKS ?? 'blob',
+    syncSinks: s.SYNC_SINKS ? parseSinks(s.SYNC_SINKS).specs : [{ kind: 'blob' }],
     syncStreamsFile: s.SYNC_STREAMS_FILE && resolve(options.cwd ?? process.cwd(), s.SYNC_STREAMS_FILE),
     downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
     downstreamWebhookSecretName: s.DOWNSTREAM_WEBHOOK_SECRET_NAME ?? DEFAULT_WEBHOOK_SECRET_NAME,
@@ -397,6 +426,7 @@ export function loadConfig(
     syncFormat: s.SYNC_FORMAT ?? 'ndjson',
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
+    hosted: isHosted(s),
   };
 }
 

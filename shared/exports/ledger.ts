@@ -3,7 +3,8 @@ import type { TokenCredential } from '@azure/identity';
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config';
 import { ConfigError } from '../errors';
-import { lazyTable, tableClient } from '../state/table-service';
+import { lazyTable } from '../state/lazy';
+import { tableClient } from '../state/table-service';
 
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_SECONDS = 24 * 3600;

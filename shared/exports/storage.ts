@@ -8,7 +8,7 @@ import {
 } from '@azure/storage-blob';
 import { PassThrough } from 'node:stream';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { lazyContainer } from '../state/blob-service';
+import { lazyContainer } from '../state/lazy';
 import type { StreamDefinition } from '../streams';
 import { extensionOf, type ExportFormat } from './formats';
 import type { StoredFile } from './orchestration';

@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { streamCountsSchema } from '../sync/counts';
-import { lazyTable } from '../state/table-service';
+import { lazyTable } from '../state/lazy';
 
 /**
  * Run history: one summary per sync run and per export, in the app's own Table storage, so an operator can

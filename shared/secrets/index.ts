@@ -1,26 +1,21 @@
-import { DefaultAzureCredential, ManagedIdentityCredential, type TokenCredential } from '@azure/identity';
+import type { TokenCredential } from '@azure/identity';
 import type { Agent } from 'node:https';
 import { systemClock, type Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
 import { CachedSecretStore } from './cached';
+import { azureCredential } from './credential';
 import { KeyVaultSecretStore } from './key-vault';
 import { LocalFileSecretStore } from './local-file';
 import type { SecretStore } from './types';
 
 export { CachedSecretStore } from './cached';
+export { azureCredential } from './credential';
 export { KeyVaultSecretStore } from './key-vault';
 export { LocalFileSecretStore } from './local-file';
 export type { SecretStore } from './types';
 
 export const SECRET_CACHE_TTL_MS = 5 * 60_000;
-
-/** The user-assigned identity when AZURE_CLIENT_ID names one, otherwise the default chain. */
-export function azureCredential(config: Pick<AppConfig, 'azureClientId'>): TokenCredential {
-  return config.azureClientId
-    ? new ManagedIdentityCredential({ clientId: config.azureClientId })
-    : new DefaultAzureCredential();
-}
 
 /** Key Vault when KEY_VAULT_URL is set, otherwise the development file; both behind a short cache. */
 export function createSecretStore(

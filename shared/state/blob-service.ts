@@ -1,8 +1,8 @@
 import type { TokenCredential } from '@azure/identity';
-import { BlobServiceClient, type ContainerClient } from '@azure/storage-blob';
+import { BlobServiceClient } from '@azure/storage-blob';
 import { isLoopback, type AppConfig } from '../config';
 import { ConfigError } from '../errors';
-import { azureCredential } from '../secrets';
+import { azureCredential } from '../secrets/credential';
 
 /**
  * Blob Storage as the app sees it: Azurite's connection string locally, the service URI with the managed
@@ -18,20 +18,6 @@ export function blobService(
   throw new ConfigError([
     'AzureWebJobsStorage: not set (nor AzureWebJobsStorage__blobServiceUri); blob storage is needed for sync state and exports',
   ]);
-}
-
-/** A container, created on first use (once per process). */
-export function lazyContainer(service: BlobServiceClient, name: string): () => Promise<ContainerClient> {
-  let ready: Promise<ContainerClient> | undefined;
-  return () =>
-    (ready ??= (async () => {
-      const container = service.getContainerClient(name);
-      await container.createIfNotExists();
-      return container;
-    })().catch((err: unknown) => {
-      ready = undefined;
-      throw err;
-    }));
 }
 
 const EMULATOR_ACCOUNT = 'devstoreaccount1';

@@ -2,7 +2,7 @@ import type { TableClient } from '@azure/data-tables';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { lazyTable } from './table-service';
+import { lazyTable } from './lazy';
 
 /** What may be known about a delegated session outside the secret store: never a token. */
 export const sessionMetadataSchema = z.object({

@@ -1,7 +1,7 @@
 import { TableClient } from '@azure/data-tables';
 import type { TokenCredential } from '@azure/identity';
 import type { AppConfig } from '../config';
-import { azureCredential } from '../secrets';
+import { azureCredential } from '../secrets/credential';
 
 /**
  * A table as the app sees it: Azurite's connection string locally, the service URI with the managed identity
@@ -18,17 +18,4 @@ export function tableClient(
     });
   const url = config.storageServiceUris?.table;
   return url ? new TableClient(url, table, credential ?? azureCredential(config)) : undefined;
-}
-
-/** The table, created on first use (once per process; a failure is tried again next time). */
-export function lazyTable(client: TableClient): () => Promise<TableClient> {
-  let ready: Promise<TableClient> | undefined;
-  return () =>
-    (ready ??= client.createTable().then(
-      () => client,
-      (err: unknown) => {
-        ready = undefined;
-        throw err;
-      },
-    ));
 }

@@ -9,7 +9,7 @@ import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
 import { prefetch } from './prefetch';
-import type { ChangeSink, RunManifest } from './sinks';
+import type { ChangeSink, RunManifest } from '../sinks';
 import type { RunRecord, SyncStateStore } from './state';
 
 export interface SyncContext {

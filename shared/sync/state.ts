@@ -5,7 +5,7 @@ import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { lazyContainer } from '../state/blob-service';
+import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
 export const runRecordSchema = z.object({

@@ -7,7 +7,7 @@ import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll, type StreamResult } from '../../shared/sync/run';
-import { BlobSink, DirectorySink, MultiSink, WebhookSink, type ChangeSink } from '../../shared/sync/sinks';
+import { BlobSink, DirectorySink, MultiSink, WebhookSink, type ChangeSink } from '../../shared/sinks';
 import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from '../../shared/sync/state';
 import { createLogger } from '../../shared/log';
 import { createSecretStore, LocalFileSecretStore } from '../../shared/secrets';

@@ -10,7 +10,7 @@ import { KeyVaultSecretStore } from '../../shared/secrets';
 import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
 import { resolveStreams } from '../../shared/streams';
 import { syncAll } from '../../shared/sync/run';
-import { DirectorySink } from '../../shared/sync/sinks';
+import { DirectorySink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/state';
 import { failure } from '../helpers/failure';
 import {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
-import { PostgresSink } from '../../shared/sync/postgres';
+import { PostgresSink } from '../../shared/sinks';
 import { runCli } from '../helpers/cli';
 import { failure } from '../helpers/failure';
 import { eventually } from '../helpers/host';

@@ -5,7 +5,7 @@ import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll } from '../../shared/sync/run';
-import { DirectorySink, type ChangeSink } from '../../shared/sync/sinks';
+import { DirectorySink, type ChangeSink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/state';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';

@@ -10,8 +10,35 @@ describe('configuration', () => {
     expect(c.tenant).toBeUndefined();
     expect(c.clientSecretName).toBe('tenant-client-secret');
     expect(c.syncSchedule).toBe('0 */15 * * * *');
-    expect(c.syncSinks).toBe('blob');
+    expect(c.syncSinks).toEqual([{ kind: 'blob' }]);
     expect(c.localSecretsFile).toBe('/srv/app/.local/secrets.json');
+  });
+
+  it('reads SYNC_SINKS into typed sinks at start-up, refusing an entry or a missing setting by name', () => {
+    expect(
+      loadConfig({ SYNC_SINKS: 'dir:./out, blob', AzureWebJobsStorage: 'UseDevelopmentStorage=true' })
+        .syncSinks,
+    ).toEqual([{ kind: 'dir', argument: './out' }, { kind: 'blob' }]);
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ SYNC_SINKS: 'webhook,s3:bucket,dir:' })).toEqual([
+      'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
+      'SYNC_SINKS: unknown sink "s3:bucket"; use blob, webhook, postgres or dir:PATH, comma-separated',
+      'SYNC_SINKS: dir: needs a folder: dir:PATH',
+    ]);
+    expect(problems({ SYNC_SINKS: 'blob:extra' })).toEqual(['SYNC_SINKS: blob: takes nothing after "blob"']);
+    // In Azure a folder is the read-only package mount: refused outside Development, with the sinks that work.
+    const inAzure = { SYNC_SINKS: 'dir:/home/out', WEBSITE_INSTANCE_ID: 'abc123' };
+    expect(problems(inAzure)).toEqual([
+      expect.stringMatching(/^SYNC_SINKS: the dir sink .* use blob, webhook or postgres/),
+    ]);
+    expect(problems({ ...inAzure, AZURE_FUNCTIONS_ENVIRONMENT: 'Development' })).toEqual([]);
   });
 
   it('reads a real tenant and normalises URLs', () => {

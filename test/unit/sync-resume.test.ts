@@ -1,12 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { loadConfig } from '../../shared/config';
 import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
 import { ChangeDetector } from '../../shared/sync/changes';
 import { decodeCheckpoint, encodeRecord, logEntries } from '../../shared/sync/checkpoint';
 import { prefetch } from '../../shared/sync/prefetch';
-import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sync/sinks';
+import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sinks';
 import { fingerprint, recordJson } from '../../shared/sync/fingerprint';
 import { EntryWriter } from '../../shared/sync/snapshot';
 
@@ -150,19 +151,23 @@ describe('prefetch', () => {
 });
 
 describe('sinks from SYNC_SINKS', () => {
+  const secrets = { get: async () => 'whsec_eA==' };
+  const service = () => ({ getContainerClient: () => ({}) }) as never;
   it('builds each named sink, several as one, and names every bad entry', () => {
-    const service = () => ({ getContainerClient: () => ({}) }) as never;
-    expect(sinksFor('dir:/tmp/x')).toBeInstanceOf(DirectorySink);
-    expect(sinksFor('blob', { blobService: service })).toBeInstanceOf(BlobSink);
+    const config = loadConfig({});
+    expect(sinksFor('dir:/tmp/x', { config, secrets })).toBeInstanceOf(DirectorySink);
+    const withStorage = loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' });
+    expect(sinksFor('blob', { config: withStorage, secrets, blobService: service })).toBeInstanceOf(BlobSink);
     const both = sinksFor('blob, webhook', {
+      config: { ...withStorage, downstreamWebhookUrl: 'https://example.org/h' },
+      secrets,
       blobService: service,
-      webhook: { url: 'https://example.org/h', secret: async () => 'whsec_eA==' },
     });
     expect(both).toBeInstanceOf(MultiSink);
     expect(both.description).toBe('blob container sync-changes + webhook https://example.org');
     let err: unknown;
     try {
-      sinksFor('webhook,ftp:x,blob', { webhook: { secret: async () => '' } });
+      sinksFor('webhook,ftp:x,blob', { config, secrets });
     } catch (e) {
       err = e;
     }

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { IntegrationError } from '../errors';
-import { recordJsonOf, type Change } from './changes';
-import type { ChangeBatch, ChangeSink, RunManifest } from './sinks';
+import { z } from 'zod';
+import type { AppConfig } from '../config';
+import { IntegrationError, SecretNotFound } from '../errors';
+import { azureCredential } from '../secrets/credential';
+import { recordJsonOf, type Change } from '../sync/changes';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
 
 /**
  * `postgres`: one table per stream in a schema of its own (default `tenant_<tenant>`), each record as `jsonb` with
@@ -22,8 +25,8 @@ export interface PostgresSinkOptions {
   softDelete?: boolean;
 }
 
-export const PAGES_TABLE = '_sync_pages';
-export const RUNS_TABLE = '_sync_runs';
+export const SINK_PAGES_TABLE = '_sync_pages';
+export const SINK_RUNS_TABLE = '_sync_runs';
 
 /** A schema name from the tenant's: lower case, letters, digits and underscores. */
 export const defaultSchema = (tenant: string) =>
@@ -59,10 +62,10 @@ export class PostgresSink implements ChangeSink {
           `BEGIN;
            SELECT pg_advisory_xact_lock(hashtext(${literal(this.options.schema)}));
            CREATE SCHEMA IF NOT EXISTS ${s};
-           CREATE TABLE IF NOT EXISTS ${s}.${ident(PAGES_TABLE)} (run_id text NOT NULL, stream text NOT NULL, page integer NOT NULL,
+           CREATE TABLE IF NOT EXISTS ${s}.${ident(SINK_PAGES_TABLE)} (run_id text NOT NULL, stream text NOT NULL, page integer NOT NULL,
              change_digest text NOT NULL, changes integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
              PRIMARY KEY (run_id, stream, page));
-           CREATE TABLE IF NOT EXISTS ${s}.${ident(RUNS_TABLE)} (run_id text PRIMARY KEY, ok boolean NOT NULL,
+           CREATE TABLE IF NOT EXISTS ${s}.${ident(SINK_RUNS_TABLE)} (run_id text PRIMARY KEY, ok boolean NOT NULL,
              manifest jsonb NOT NULL, finished_at timestamptz NOT NULL);
            CREATE TABLE IF NOT EXISTS ${this.table(stream)} (id text PRIMARY KEY, record jsonb NOT NULL,
              content_hash text NOT NULL, synced_at timestamptz NOT NULL, run_id text NOT NULL, deleted_at timestamptz);
@@ -92,7 +95,7 @@ export class PostgresSink implements ChangeSink {
     const upserts = changes.filter((c) => c.kind !== 'deleted');
     const deletes = changes.filter((c) => c.kind === 'deleted').map((c) => c.id);
     const t = this.table(batch.stream);
-    const pages = `${ident(this.options.schema)}.${ident(PAGES_TABLE)}`;
+    const pages = `${ident(this.options.schema)}.${ident(SINK_PAGES_TABLE)}`;
     const client = await this.pool().connect();
     try {
       await this.ensure(client, batch.stream);
@@ -152,7 +155,7 @@ export class PostgresSink implements ChangeSink {
       // A run with no stream written still records itself: its streams' tables and the run table exist then.
       for (const stream of Object.keys(manifest.streams)) await this.ensure(client, stream);
       await client.query(
-        `INSERT INTO ${ident(this.options.schema)}.${ident(RUNS_TABLE)} (run_id, ok, manifest, finished_at) VALUES ($1, $2, $3::jsonb, $4)
+        `INSERT INTO ${ident(this.options.schema)}.${ident(SINK_RUNS_TABLE)} (run_id, ok, manifest, finished_at) VALUES ($1, $2, $3::jsonb, $4)
          ON CONFLICT (run_id) DO UPDATE SET ok = EXCLUDED.ok, manifest = EXCLUDED.manifest, finished_at = EXCLUDED.finished_at`,
         [manifest.runId, manifest.ok, JSON.stringify(manifest), manifest.finishedAt],
       );
@@ -174,3 +177,92 @@ function refused(err: unknown, stream: string, changes: Change[]): Error {
     { status: 502, cause: err },
   );
 }
+
+/** Microsoft Entra tokens for Azure Database for PostgreSQL (flexible server). */
+export const POSTGRES_ENTRA_SCOPE = 'https://ossrdbms-aad.database.windows.net/.default';
+
+/**
+ * A small pool to the postgres sink's server. With `POSTGRES_HOST` the password is an Entra token for the app's
+ * managed identity, asked for on every new connection (so it is fresh: tokens last about an hour) over TLS; with
+ * `POSTGRES_URL` it is the secret-store entry, when there is one (trust or peer auth needs none).
+ */
+export function postgresPool(
+  config: Pick<AppConfig, 'postgres' | 'azureClientId'>,
+  secrets: { get(name: string): Promise<string> },
+): Pool {
+  const pg = config.postgres;
+  if (!pg) throw new Error('postgres is not configured');
+  // The driver loads here, on first use: only a postgres sink pays for it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Pool } = require('pg') as typeof import('pg');
+  if (pg.host) {
+    const credential = azureCredential(config);
+    return new Pool({
+      host: pg.host,
+      port: 5432,
+      database: pg.database,
+      user: pg.user,
+      ssl: { rejectUnauthorized: true },
+      max: 4,
+      connectionTimeoutMillis: 15_000,
+      password: async () => {
+        const token = await credential.getToken(POSTGRES_ENTRA_SCOPE);
+        if (!token)
+          throw new Error(`no Microsoft Entra token for ${POSTGRES_ENTRA_SCOPE}: check AZURE_CLIENT_ID`);
+        return token.token;
+      },
+    });
+  }
+  return new Pool({
+    connectionString: pg.url,
+    max: 4,
+    connectionTimeoutMillis: 15_000,
+    password: async () => {
+      try {
+        return await secrets.get(pg.passwordSecretName);
+      } catch (err) {
+        if (err instanceof SecretNotFound) return '';
+        throw err;
+      }
+    },
+  });
+}
+
+/** Where the sink's server is, for messages: the host, never the URL's user or anything else in it. */
+const serverOf = (config: AppConfig) =>
+  config.postgres?.host ?? (config.postgres?.url ? new URL(config.postgres.url).host : 'PostgreSQL');
+
+export const postgresSink: SinkModule = {
+  kind: 'postgres',
+  usage: 'postgres',
+  argument: z.undefined({
+    error: 'takes nothing after "postgres": the server is POSTGRES_URL or POSTGRES_HOST',
+  }),
+  requires: (_spec, settings) =>
+    settings.postgres
+      ? undefined
+      : 'the postgres sink needs POSTGRES_URL, or POSTGRES_HOST and POSTGRES_USER',
+  create(_spec, { config, secrets, postgresPool: given }) {
+    const pg = config.postgres;
+    let pool: Pool | undefined;
+    return new PostgresSink(() => (pool ??= given?.() ?? postgresPool(config, secrets)), {
+      schema: pg?.schema ?? defaultSchema(config.tenant?.name ?? 'sandbox'),
+      softDelete: pg?.softDelete ?? false,
+    });
+  },
+  async doctor(_spec, { config, secrets }) {
+    if (!config.postgres)
+      return {
+        state: 'fail',
+        found: 'SYNC_SINKS names postgres but neither POSTGRES_URL nor POSTGRES_HOST is set',
+        action: 'Set POSTGRES_URL, or POSTGRES_HOST and POSTGRES_USER.',
+      };
+    const pool = postgresPool(config, secrets);
+    try {
+      await pool.query('SELECT 1');
+    } finally {
+      await pool.end();
+    }
+    return { state: 'ok', found: `PostgreSQL at ${serverOf(config)} accepts the app’s sign-in` };
+  },
+};

@@ -1,0 +1,105 @@
+import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGunzip, gzipSync } from 'node:zlib';
+import { z } from 'zod';
+import type { SyncFormat } from '../config';
+import { lazyContainer } from '../state/lazy';
+import type { Change } from '../sync/changes';
+import { ndjson, pageName, parquet } from './ndjson';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+
+export const SYNC_CONTAINER = 'sync-changes';
+
+/**
+ * `blob`: container `sync-changes`, `{tenant}/{runId}/{stream}.ndjson.gz` and `{tenant}/{runId}/manifest.json`.
+ * Each page is a staged block (a gzip member) named after its page number, so a repeated page replaces
+ * itself; the stream's file is committed when its pass completes.
+ */
+export class BlobSink implements ChangeSink {
+  readonly description = `blob container ${SYNC_CONTAINER}`;
+  private readonly container: () => Promise<ContainerClient>;
+
+  constructor(
+    service: BlobServiceClient,
+    readonly format: SyncFormat = 'ndjson',
+  ) {
+    this.container = lazyContainer(service, SYNC_CONTAINER);
+  }
+
+  private blob(tenant: string, runId: string, leaf: string) {
+    return this.container().then((c) =>
+      c.getBlockBlobClient(`${encodeURIComponent(tenant)}/${runId}/${leaf}`),
+    );
+  }
+
+  private static blockId(page: number) {
+    return Buffer.from(`page-${pageName(page)}`).toString('base64');
+  }
+
+  async write(batch: ChangeBatch, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    const blob = await this.blob(batch.tenant, batch.runId, `${batch.stream}.ndjson.gz`);
+    const body = gzipSync(ndjson(batch.changes));
+    await blob.stageBlock(BlobSink.blockId(batch.page), body, body.length, {
+      abortSignal: options.abortSignal,
+    });
+  }
+
+  async endStream(tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+    const blob = await this.blob(tenant, runId, `${stream}.ndjson.gz`);
+    const blobHTTPHeaders = { blobContentType: 'application/gzip' };
+    if (changedPages.length)
+      await blob.commitBlockList(changedPages.map(BlobSink.blockId), { blobHTTPHeaders });
+    else {
+      const empty = gzipSync('');
+      await blob.upload(empty, empty.length, { blobHTTPHeaders });
+    }
+    if (this.format === 'parquet') {
+      // `{stream}.parquet` beside the NDJSON, made from it by streaming (read twice), through a temporary file.
+      const dir = await mkdtemp(join(tmpdir(), 'ti-parquet-'));
+      try {
+        const file = join(dir, `${stream}.parquet`);
+        const pages = async function* () {
+          const download = await blob.download();
+          const text = (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip());
+          yield* parquet().jsonPages<Change>(parquet().linesOf(text as AsyncIterable<Buffer>));
+        };
+        await parquet().writeChangesParquet(pages, file);
+        const target = await this.blob(tenant, runId, `${stream}.parquet`);
+        await target.uploadFile(file, {
+          blobHTTPHeaders: { blobContentType: 'application/vnd.apache.parquet' },
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  }
+
+  async finish(manifest: RunManifest): Promise<void> {
+    const blob = await this.blob(manifest.tenant, manifest.runId, 'manifest.json');
+    const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    await blob.upload(text, Buffer.byteLength(text), {
+      blobHTTPHeaders: { blobContentType: 'application/json' },
+    });
+  }
+}
+
+const storageService = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('../state/blob-service') as typeof import('../state/blob-service');
+
+export const blobSink: SinkModule = {
+  kind: 'blob',
+  usage: 'blob',
+  argument: z.undefined({ error: 'takes nothing after "blob"' }),
+  requires: (_spec, settings) =>
+    settings.storage ? undefined : 'the blob sink needs storage (AzureWebJobsStorage)',
+  create: (_spec, context) =>
+    new BlobSink(
+      context.blobService?.() ?? storageService().blobService(context.config),
+      context.config.syncFormat,
+    ),
+  // Reaching Blob Storage with the app's identity is the storage check's; nothing else is the sink's own.
+  doctor: async () => ({ state: 'ok', found: 'Blob Storage: see the storage check' }),
+};

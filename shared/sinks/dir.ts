@@ -1,0 +1,83 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { SyncFormat } from '../config';
+import type { Change } from '../sync/changes';
+import { ndjson, pageName, parquet } from './ndjson';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+
+/** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
+export class DirectorySink implements ChangeSink {
+  readonly description: string;
+  constructor(
+    readonly dir: string,
+    readonly format: SyncFormat = 'ndjson',
+  ) {
+    this.description = `folder ${dir}${format === 'parquet' ? ' (Parquet)' : ''}`;
+  }
+
+  private parts(runId: string, stream: string) {
+    return join(this.dir, runId, `${stream}.parts`);
+  }
+
+  async write(batch: ChangeBatch): Promise<void> {
+    const parts = this.parts(batch.runId, batch.stream);
+    await mkdir(parts, { recursive: true });
+    await writeFile(join(parts, `${pageName(batch.page)}.ndjson`), ndjson(batch.changes));
+  }
+
+  async endStream(_tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+    const parts = this.parts(runId, stream);
+    if (this.format === 'parquet') {
+      // `{stream}.parquet` from the page files, one page in memory at a time (the writer reads them twice).
+      await mkdir(join(this.dir, runId), { recursive: true });
+      const pages = async function* () {
+        for (const page of changedPages)
+          yield* parquet().jsonPages<Change>(
+            (await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8')).split('\n'),
+            Number.MAX_SAFE_INTEGER,
+          );
+      };
+      await parquet().writeChangesParquet(pages, join(this.dir, runId, `${stream}.parquet`));
+      await rm(parts, { recursive: true, force: true });
+      return;
+    }
+    const text: string[] = [];
+    for (const page of changedPages)
+      text.push(await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8'));
+    await mkdir(join(this.dir, runId), { recursive: true });
+    await writeFile(join(this.dir, runId, `${stream}.ndjson`), text.join(''));
+    await rm(parts, { recursive: true, force: true });
+  }
+
+  async finish(manifest: RunManifest): Promise<void> {
+    await mkdir(join(this.dir, manifest.runId), { recursive: true });
+    await writeFile(
+      join(this.dir, manifest.runId, 'manifest.json'),
+      `${JSON.stringify(manifest, null, 2)}\n`,
+    );
+  }
+}
+
+const folderOf = (argument: string | undefined, cwd?: string) =>
+  resolve(cwd ?? process.cwd(), argument ?? '');
+
+export const dirSink: SinkModule = {
+  kind: 'dir',
+  usage: 'dir:PATH',
+  argument: z.string({ error: 'needs a folder: dir:PATH' }).min(1, 'needs a folder: dir:PATH'),
+  requires: (_spec, settings) =>
+    settings.hosted
+      ? 'the dir sink writes to a folder of this machine, and in Azure the app runs from a read-only package: use blob, webhook or postgres there'
+      : undefined,
+  create: (spec, context) =>
+    new DirectorySink(folderOf(spec.argument, context.cwd), context.config.syncFormat),
+  async doctor(spec, context) {
+    const dir = folderOf(spec.argument, context.cwd);
+    await mkdir(dir, { recursive: true });
+    const probe = join(dir, `.doctor-${process.pid}`);
+    await writeFile(probe, '');
+    await rm(probe);
+    return { state: 'ok', found: `${dir} is writable` };
+  },
+};

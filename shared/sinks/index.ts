@@ -1,0 +1,87 @@
+import type { AppConfig } from '../config';
+import { ConfigError } from '../errors';
+import { blobSink } from './blob';
+import { dirSink } from './dir';
+import { MultiSink } from './fan-out';
+import { postgresSink } from './postgres';
+import type { ChangeSink, SinkContext, SinkModule, SinkSettings, SinkSpec } from './types';
+import { webhookSink } from './webhook';
+
+export type { ChangeBatch, ChangeSink, RunManifest, SinkContext, SinkModule, SinkSpec } from './types';
+
+/**
+ * Every sink the app can write to. Adding one is a module beside these (kind, entry, requirements, create,
+ * doctor) and one line here: the configuration, the sync's set-up, `--sink` and `doctor` all read this list.
+ */
+export const SINKS: readonly SinkModule[] = [blobSink, webhookSink, postgresSink, dirSink];
+
+/** "blob, webhook, postgres or dir:PATH": what SYNC_SINKS accepts, for messages and the reference. */
+export const SINK_USAGE = `${SINKS.slice(0, -1)
+  .map((s) => s.usage)
+  .join(', ')} or ${SINKS.at(-1)?.usage}`;
+
+export const sinkModule = (kind: string): SinkModule | undefined => SINKS.find((s) => s.kind === kind);
+
+/** One entry's problem, or its spec: `kind` or `kind:argument`, the argument checked by the sink's own schema. */
+function parseEntry(entry: string): { spec: SinkSpec } | { problem: string } {
+  const colon = entry.indexOf(':');
+  const kind = colon < 0 ? entry : entry.slice(0, colon);
+  const module = sinkModule(kind);
+  if (!module) return { problem: `unknown sink "${entry}"; use ${SINK_USAGE}, comma-separated` };
+  const parsed = module.argument.safeParse(colon < 0 ? undefined : entry.slice(colon + 1));
+  if (!parsed.success) return { problem: `${kind}: ${parsed.error.issues[0]?.message ?? 'not valid'}` };
+  return { spec: parsed.data === undefined ? { kind } : { kind, argument: parsed.data } };
+}
+
+/**
+ * SYNC_SINKS (or `--sink`): comma-separated entries, each checked by its sink's schema and, when `settings` are
+ * given, for the settings it needs. Problems come in the order of the entries, without the setting's name.
+ */
+export function parseSinks(text: string, settings?: SinkSettings): { specs: SinkSpec[]; problems: string[] } {
+  const specs: SinkSpec[] = [];
+  const problems: string[] = [];
+  for (const entry of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const parsed = parseEntry(entry);
+    if ('problem' in parsed) {
+      problems.push(parsed.problem);
+      continue;
+    }
+    const missing = settings && sinkModule(parsed.spec.kind)?.requires(parsed.spec, settings);
+    if (missing) problems.push(missing);
+    else specs.push(parsed.spec);
+  }
+  if (!specs.length && !problems.length) problems.push(`no sink given; use ${SINK_USAGE}`);
+  return { specs, problems };
+}
+
+/** What the sinks' requirements look at, from loaded configuration. */
+export function sinkSettings(config: AppConfig): SinkSettings {
+  return {
+    downstreamWebhookUrl: config.downstreamWebhookUrl,
+    postgres: Boolean(config.postgres),
+    storage: Boolean(config.storageConnection || config.storageServiceUris?.blob),
+    hosted: config.hosted,
+  };
+}
+
+/** The sinks of parsed specs, several as one. */
+export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink {
+  const sinks = specs.map((spec) => (sinkModule(spec.kind) as SinkModule).create(spec, context));
+  return sinks.length === 1 ? sinks[0] : new MultiSink(sinks);
+}
+
+/** Parses, checks and builds in one step; every problem names `source`, the setting or flag it came from. */
+export function sinksFor(text: string, context: SinkContext, source = 'SYNC_SINKS'): ChangeSink {
+  const { specs, problems } = parseSinks(text, sinkSettings(context.config));
+  if (problems.length) throw new ConfigError(problems.map((p) => `${source}: ${p}`));
+  return createSink(specs, context);
+}
+
+export { BlobSink, SYNC_CONTAINER } from './blob';
+export { DirectorySink } from './dir';
+export { MultiSink } from './fan-out';
+export { PostgresSink } from './postgres';
+export { WebhookSink } from './webhook';

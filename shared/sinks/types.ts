@@ -1,0 +1,90 @@
+import type { BlobServiceClient } from '@azure/storage-blob';
+import type { Pool } from 'pg';
+import type { z } from 'zod';
+import type { Clock } from '../clock';
+import type { AppConfig } from '../config';
+import type { CheckOutcome } from '../doctor/types';
+import type { Change } from '../sync/changes';
+import type { StreamCounts } from '../sync/counts';
+
+/** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
+export interface ChangeBatch {
+  tenant: string;
+  runId: string;
+  stream: string;
+  page: number;
+  changes: Change[];
+}
+
+export interface RunManifest {
+  tenant: string;
+  runId: string;
+  startedAt: string;
+  finishedAt: string;
+  ok: boolean;
+  streams: Record<string, { ok: boolean; counts: StreamCounts; error?: string }>;
+  /** Why a run whose streams all completed is still not done (its manifest could not be delivered). */
+  error?: string;
+}
+
+/**
+ * Where changes go. Every call is idempotent, because a run resumed from its checkpoint repeats the page
+ * that was in flight. A write that throws fails the page; the checkpoint is not advanced past it.
+ */
+export interface ChangeSink {
+  readonly description: string;
+  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<void>;
+  /** The stream's pass is complete: `changedPages` are the pages that had changes, in order. */
+  endStream(
+    tenant: string,
+    runId: string,
+    stream: string,
+    changedPages: number[],
+    counts: StreamCounts,
+  ): Promise<void>;
+  finish(manifest: RunManifest): Promise<void>;
+}
+
+/** One entry of SYNC_SINKS (or `--sink`): `kind` or `kind:argument`, e.g. `blob`, `dir:./out`. */
+export interface SinkSpec {
+  kind: string;
+  argument?: string;
+}
+
+/** What a sink's start-up check may look at: which of the settings it depends on are there. */
+export interface SinkSettings {
+  downstreamWebhookUrl?: string;
+  postgres: boolean;
+  storage: boolean;
+  /** Running in Azure (and not in Development): the app's folder is the read-only package mount. */
+  hosted: boolean;
+}
+
+/** What a sink is made from: configuration, the secret store, and (tests) ready-made clients. */
+export interface SinkContext {
+  config: AppConfig;
+  secrets: { get(name: string, options?: { abortSignal?: AbortSignal }): Promise<string> };
+  clock?: Clock;
+  /** What relative `dir:` paths are resolved against (default: the process's working folder). */
+  cwd?: string;
+  blobService?: () => BlobServiceClient;
+  postgresPool?: () => Pool;
+}
+
+/**
+ * A sink family: everything the app knows about one kind of SYNC_SINKS entry, in one object (shared/sinks/index.ts
+ * lists them). Importing one must stay cheap — the configuration loads them all at start-up — so SDKs and drivers
+ * load inside `create` and `doctor`.
+ */
+export interface SinkModule {
+  kind: string;
+  /** How the entry is written, for messages: `blob`, `dir:PATH`. */
+  usage: string;
+  /** The text after `kind:`, parsed (undefined when there is none). */
+  argument: z.ZodType<string | undefined, string | undefined>;
+  /** What is missing for this sink to work here, naming the setting; undefined when nothing is. */
+  requires(spec: SinkSpec, settings: SinkSettings): string | undefined;
+  create(spec: SinkSpec, context: SinkContext): ChangeSink;
+  /** The set-up check `doctor` runs for this sink, with the app's own identity and settings. */
+  doctor(spec: SinkSpec, context: SinkContext, signal: AbortSignal): Promise<CheckOutcome>;
+}

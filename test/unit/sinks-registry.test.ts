@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../shared/config';
+import { parseSinks, SINKS, sinkModule } from '../../shared/sinks';
+
+/** The sink registry: one object per sink family, and everything else reads it. */
+describe('sink registry', () => {
+  it('every registered sink has its kind, its entry schema, its requirements, create and doctor', () => {
+    expect(SINKS.length).toBeGreaterThan(0);
+    for (const sink of SINKS) {
+      expect(sink.kind).toMatch(/^[a-z]+$/);
+      expect(sink.usage.startsWith(sink.kind)).toBe(true);
+      expect(typeof sink.argument.safeParse).toBe('function');
+      expect(typeof sink.requires).toBe('function');
+      expect(typeof sink.create).toBe('function');
+      expect(typeof sink.doctor).toBe('function');
+      expect(sinkModule(sink.kind)).toBe(sink);
+    }
+    expect(new Set(SINKS.map((s) => s.kind)).size).toBe(SINKS.length);
+  });
+
+  it('each sink names what it needs; with everything set, every kind parses and builds', async () => {
+    const none = { postgres: false, storage: false, hosted: false };
+    const all = { ...none, postgres: true, storage: true, downstreamWebhookUrl: 'https://example.org/in' };
+    const entries = SINKS.map((s) => (s.usage.includes(':') ? `${s.kind}:./out` : s.kind)).join(',');
+    expect(parseSinks(entries, all).problems).toEqual([]);
+    // Without the settings, only the sinks that need one complain, and each names it.
+    expect(parseSinks(entries, none).problems.every((p) => /needs [A-Za-z_ ]+/.test(p))).toBe(true);
+    const dir = await mkdtemp(join(tmpdir(), 'ti-sinks-'));
+    try {
+      const config = {
+        ...loadConfig({
+          AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+          POSTGRES_URL: 'postgresql://app@127.0.0.1:1/db',
+        }),
+        downstreamWebhookUrl: 'https://example.org/in',
+      };
+      const context = { config, secrets: { get: async () => 'whsec_eA==' }, cwd: dir };
+      for (const spec of parseSinks(entries, all).specs)
+        expect(sinkModule(spec.kind)?.create(spec, context).description).toEqual(expect.any(String));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
