@@ -21,7 +21,7 @@ const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Pro
 };
 
 /** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */
-const SETUP_CODES = new Set(['CONFIG_INVALID', 'SECRET_NOT_FOUND', 'CREDENTIAL_REJECTED']);
+const SETUP_CODES = new Set(['config_invalid', 'secret_not_found', 'credential_rejected']);
 
 export const version = (): string =>
   (JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })

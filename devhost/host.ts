@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import { OffsetClock, registerHostClock } from '../shared/clock';
+import { problem } from '../shared/errors';
 import type { Logger } from '../shared/log';
 import { DurableEngine, DurableHttpError } from './durable/engine';
 import { DurableStore } from './durable/store';
@@ -53,6 +54,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     chunks.push(c as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/** The host's own refusal of an /api request, as the app's routes refuse: a problem document. */
+function refuse(res: ServerResponse, answer: ReturnType<typeof problem>) {
+  reply(res, answer.status, answer.jsonBody, answer.headers);
 }
 
 function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) {
@@ -267,13 +273,18 @@ export class LocalHost {
   private async http(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const sub = url.pathname.slice('/api'.length);
     const matches = this.httpRoutes.map((r) => ({ r, m: r.pattern.exec(sub) })).filter((x) => x.m);
-    if (!matches.length) return reply(res, 404, { error: `no function at ${url.pathname}` });
+    if (!matches.length) return refuse(res, problem(404, 'not_found', `no function at ${url.pathname}`));
     const method = (req.method ?? 'GET').toUpperCase();
     const hit = matches.find((x) => x.r.methods.includes(method));
     if (!hit)
-      return reply(res, 405, {
-        error: `use ${[...new Set(matches.flatMap((x) => x.r.methods))].join(' or ')}`,
-      });
+      return refuse(
+        res,
+        problem(
+          405,
+          'method_not_allowed',
+          `use ${[...new Set(matches.flatMap((x) => x.r.methods))].join(' or ')}`,
+        ),
+      );
     const { r, m } = hit as { r: HttpRoute; m: RegExpExecArray };
     const key = this.keyOf(req, url);
     const authorised =
@@ -281,7 +292,14 @@ export class LocalHost {
       sameKey(key, this.keys.master) ||
       (r.authLevel === 'function' && sameKey(key, this.keys.function));
     if (!authorised) return reply(res, 401, undefined);
-    const body = await readBody(req);
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      if (err instanceof DurableHttpError && err.status === 413)
+        return refuse(res, problem(413, 'payload_too_large', `the body may be at most ${BODY_LIMIT} bytes`));
+      throw err;
+    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -291,10 +309,7 @@ export class LocalHost {
         if (v !== undefined) params[k] = decodeURIComponent(v);
     } catch {
       // A malformed percent-encoding in the path is the caller's mistake, as the Functions host says.
-      return reply(res, 400, {
-        error: 'invalid_request',
-        message: 'the URL path has a malformed %-encoding',
-      });
+      return refuse(res, problem(400, 'invalid_request', 'the URL path has a malformed %-encoding'));
     }
     const request = new HttpRequest({
       method,

@@ -4,6 +4,7 @@ import type { DurableClient } from 'durable-functions';
 import { DEVICE_LOGIN } from '../shared/auth/device-login';
 import { findLogin, loginStatusUrl } from '../shared/auth/device-login-http';
 import { isRunning } from '../shared/durable';
+import { problem } from '../shared/errors';
 
 /** POST /api/manage/device-login/{id}/cancel (admin key): ends the polling at once. */
 df.app.client.http('deviceLoginCancel', {
@@ -14,13 +15,11 @@ df.app.client.http('deviceLoginCancel', {
     const found = await findLogin(request, client);
     if ('response' in found) return found.response;
     if (!isRunning(found.status.runtimeStatus))
-      return {
-        status: 409,
-        jsonBody: {
-          error: 'conflict',
-          message: `the device login has already ended (${found.status.runtimeStatus})`,
-        },
-      };
+      return problem(
+        409,
+        'device_login_ended',
+        `the device login has already ended (${found.status.runtimeStatus})`,
+      );
     await client.raiseEvent(found.id, DEVICE_LOGIN.cancelEvent, {});
     return { status: 202, headers: { location: loginStatusUrl(request, found.id) } };
   },

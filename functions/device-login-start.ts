@@ -5,6 +5,7 @@ import { DEVICE_LOGIN, deviceLoginInstanceId } from '../shared/auth/device-login
 import { bodyOf, loginStatusUrl } from '../shared/auth/device-login-http';
 import { isRunning, readInstance } from '../shared/durable';
 import { appContext } from '../shared/app';
+import { problem } from '../shared/errors';
 import { sleep } from '../shared/net/retry';
 
 const WAIT_FOR_CODE_MS = 10_000;
@@ -20,21 +21,21 @@ df.app.client.http('deviceLoginStart', {
   handler: async (request: HttpRequest, client: DurableClient) => {
     const force = request.query.get('force');
     if (force !== null && force !== 'true' && force !== 'false') {
-      return { status: 400, jsonBody: { error: 'invalid_request', message: 'force must be true or false' } };
+      return problem(400, 'invalid_request', 'force must be true or false');
     }
     const id = deviceLoginInstanceId(appContext().access().tenant.name);
     const statusUrl = loginStatusUrl(request, id);
     const existing = await readInstance(client, id);
     if (existing && isRunning(existing.runtimeStatus)) {
       if (force !== 'true') {
-        return {
-          status: 409,
-          jsonBody: {
-            error: 'conflict',
-            message: 'a device login is already running; add ?force=true to replace it',
-            login: await bodyOf(existing, statusUrl),
+        return problem(
+          409,
+          'device_login_running',
+          'a device login is already running; add ?force=true to replace it',
+          {
+            members: { login: await bodyOf(existing, statusUrl) },
           },
-        };
+        );
       }
       // Cancelled rather than terminated, so it ends its own way and forgets its device code; terminated
       // only if it has not ended within 5 s.

@@ -23,7 +23,7 @@ df.app.activity('exportFinish', {
       app.logger.log('warn', 'export failed', {
         runId: input.id,
         tenant: input.tenant,
-        code: 'EXPORT_FAILED',
+        code: 'export_failed',
       });
     await app.runs().save(summary);
     return out;

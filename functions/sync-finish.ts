@@ -15,7 +15,7 @@ df.app.activity('syncFinish', {
       trigger,
       finishedAt: manifest.finishedAt,
       sinks: context.sink.description,
-      ...(manifest.error ? { error: { code: 'SINK_FAILED', message: manifest.error } } : {}),
+      ...(manifest.error ? { error: { code: 'sink_failed', message: manifest.error } } : {}),
     });
     // The alert rules in infra/ read these records: their message and fields are part of the contract.
     app.logger.log(manifest.ok ? 'info' : 'warn', manifest.ok ? 'sync run completed' : 'sync run failed', {

@@ -18,7 +18,7 @@ df.app.activity('syncStreamSlice', {
         done: false,
         counts: noCounts(),
         error: `stream ${stream} is no longer configured`,
-        errorCode: 'CONFIG_INVALID',
+        errorCode: 'config_invalid',
       };
     const started = app.clock.now();
     const result = await syncStream(app.access().graphql, definition, run, sync.context, {

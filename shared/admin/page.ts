@@ -147,7 +147,7 @@ export const ADMIN_PAGE = `<!doctype html>
     let res = await api('manage/device-login', { method: 'POST' });
     if (res.status === 409 && confirm('A device login is already running. Replace it?')) res = await api('manage/device-login?force=true', { method: 'POST' });
     if (res.status === 202) follow(res.body);
-    else { $('error').textContent = (res.body && res.body.message) || 'Could not start the login (HTTP ' + res.status + ').'; $('start').disabled = false; }
+    else { $('error').textContent = (res.body && res.body.detail) || 'Could not start the login (HTTP ' + res.status + ').'; $('start').disabled = false; }
   });
 
   $('cancel').addEventListener('click', async () => {

@@ -36,11 +36,10 @@ export async function statusView(app: App, adminHref: string): Promise<StatusVie
     runs.find((r) => r.kind === 'sync' && r.outcome !== 'running') ?? runs.find((r) => r.kind === 'sync');
   const lastExport = runs.find((r) => r.kind === 'export');
   // The latest sync that says something about the credential: one that succeeded, or one it failed.
-  const telling = runs.find(
-    (r) => r.kind === 'sync' && (r.outcome === 'succeeded' || r.error?.code === 'CREDENTIAL_REJECTED'),
-  );
+  const rejected = (r: RunSummary | undefined) => r?.error?.code.toLowerCase() === 'credential_rejected';
+  const telling = runs.find((r) => r.kind === 'sync' && (r.outcome === 'succeeded' || rejected(r)));
   const credential: StatusPart =
-    telling?.error?.code === 'CREDENTIAL_REJECTED'
+    telling?.error && rejected(telling)
       ? { name: 'Credential', state: 'fail', detail: telling.error.action ?? telling.error.message }
       : telling
         ? { name: 'Credential', state: 'ok', detail: `accepted in the sync of ${when(telling.startedAt)}` }

@@ -173,7 +173,7 @@ export class ClientCredentialsProvider {
   private failure(reply: OAuthReply): UpstreamError {
     if (reply.kind === 'transient') {
       return new UpstreamError(
-        'UPSTREAM_UNAVAILABLE',
+        'upstream_unavailable',
         this.tokenUrl,
         `token endpoint unavailable (${reply.status || 'network error or timeout'}) after ${this.o.retry.maxAttempts} attempts`,
         {
@@ -186,7 +186,7 @@ export class ClientCredentialsProvider {
       reply.kind === 'oauth-error'
         ? `${reply.error}${reply.description ? `: ${reply.description}` : ''}`
         : `HTTP ${reply.status}`;
-    return new UpstreamError('UPSTREAM_REJECTED', this.tokenUrl, `token request refused (${what})`, {
+    return new UpstreamError('upstream_rejected', this.tokenUrl, `token request refused (${what})`, {
       upstreamStatus: reply.status,
     });
   }

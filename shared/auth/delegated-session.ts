@@ -148,7 +148,7 @@ export class DelegatedSession {
       if (attempt >= this.retry.maxAttempts) {
         // An outage is not a lost session: the stored refresh token may still work later.
         throw new UpstreamError(
-          'UPSTREAM_UNAVAILABLE',
+          'upstream_unavailable',
           this.tokenUrl,
           `refresh failed after ${attempt} attempts (${reply.status || 'network error or timeout'})`,
           {

@@ -31,7 +31,7 @@ export async function requestDeviceCode(
           ? `HTTP ${reply.status}`
           : 'network error or timeout';
     throw new UpstreamError(
-      reply.kind === 'transient' ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_REJECTED',
+      reply.kind === 'transient' ? 'upstream_unavailable' : 'upstream_rejected',
       url,
       `device code request failed (${what})`,
       {
@@ -66,7 +66,7 @@ export async function pollDeviceToken(
     );
   } catch (err) {
     // A refused redirect is final, like any poll error other than pending and slow_down (seed §3).
-    if (err instanceof UpstreamError && err.code === 'UPSTREAM_REJECTED')
+    if (err instanceof UpstreamError && err.code === 'upstream_rejected')
       return { outcome: { kind: 'error', error: 'redirect_refused', description: err.message } };
     throw err;
   }

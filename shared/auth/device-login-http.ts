@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { readInstance } from '../durable';
+import { problem } from '../errors';
 import type { DeviceLoginView } from './device-login';
 
 /** Our status body for a device-login instance: never the durable system URLs, never a token. */
@@ -34,15 +35,9 @@ export async function findLogin(
 ): Promise<{ id: string; status: DurableOrchestrationStatus } | { response: HttpResponseInit }> {
   const id = request.params.id;
   if (!LOGIN_ID.test(id))
-    return {
-      response: {
-        status: 400,
-        jsonBody: { error: 'invalid_request', message: 'id must look like device-login-<tenant>' },
-      },
-    };
+    return { response: problem(400, 'invalid_request', 'id must look like device-login-<tenant>') };
   const status = await readInstance(client, id);
-  if (!status)
-    return { response: { status: 404, jsonBody: { error: 'not_found', message: `no device login ${id}` } } };
+  if (!status) return { response: problem(404, 'not_found', `no device login ${id}`) };
   return { id, status };
 }
 

@@ -58,7 +58,7 @@ export async function postForm(
   }
   if (res.status >= 300 && res.status < 400)
     throw new UpstreamError(
-      'UPSTREAM_REJECTED',
+      'upstream_rejected',
       url,
       `answered HTTP ${res.status} with a redirect${originOf(res.headers.get('location'), url)}; requests that carry credentials never follow redirects. Set TENANT_AUTH_URL to the identity provider's own address`,
       { upstreamStatus: res.status },
@@ -71,7 +71,7 @@ export async function postForm(
   }
   if (res.ok) {
     if (json === undefined)
-      throw new UpstreamError('UPSTREAM_MALFORMED', url, `HTTP ${res.status} with a body that is not JSON`);
+      throw new UpstreamError('upstream_malformed', url, `HTTP ${res.status} with a body that is not JSON`);
     return { kind: 'ok', status: res.status, body: json };
   }
   if (isTransientStatus(res.status))
@@ -92,7 +92,7 @@ export function parseBody<T>(url: string, schema: z.ZodType<T>, body: unknown): 
   const result = schema.safeParse(body);
   if (!result.success) {
     const fields = result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
-    throw new UpstreamError('UPSTREAM_MALFORMED', url, `malformed response (${fields})`);
+    throw new UpstreamError('upstream_malformed', url, `malformed response (${fields})`);
   }
   return result.data;
 }

@@ -53,7 +53,7 @@ const secretStore: CheckRun = async ({ config, access }, signal) => {
       state: 'fail',
       found: short(err),
       action:
-        err instanceof IntegrationError && err.code === 'SECRET_NOT_FOUND'
+        err instanceof IntegrationError && err.code === 'secret_not_found'
           ? `Set it: tenant-integrations secrets set ${config.clientSecretName}${config.keyVaultUrl ? ' (with KEY_VAULT_URL set), or az keyvault secret set' : ''}.`
           : config.keyVaultUrl
             ? `Give the app’s identity the role Key Vault Secrets User on ${config.keyVaultUrl} (and check KEY_VAULT_URL).`
@@ -130,7 +130,7 @@ const readOnly: CheckRun = async ({ access }, signal) => {
       action: 'This is a defect: M2M credentials are read-only; report it.',
     };
   } catch (err) {
-    if (err instanceof RequestRefused && err.code === 'READ_ONLY_CREDENTIAL')
+    if (err instanceof RequestRefused && err.code === 'read_only_credential')
       return {
         state: 'ok',
         found: 'mutations with the M2M credential are refused before the network, as the service requires',

@@ -125,10 +125,10 @@ export function guardedPost(options: { development: boolean }): PostText {
   return async (target, body, postOptions) => {
     const url = new URL(target);
     const where = `callback ${url.origin}`;
-    if (url.protocol !== 'https:') throw new UpstreamError('UPSTREAM_REJECTED', where, 'refused: not https');
+    if (url.protocol !== 'https:') throw new UpstreamError('upstream_rejected', where, 'refused: not https');
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     const refused = isIP(literal) ? refusedAddress(literal, options) : undefined;
-    if (refused) throw new UpstreamError('UPSTREAM_REJECTED', where, refused);
+    if (refused) throw new UpstreamError('upstream_rejected', where, refused);
     try {
       return await nodePost(url.href, body, {
         ...postOptions,
@@ -138,7 +138,7 @@ export function guardedPost(options: { development: boolean }): PostText {
       });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'CALLBACK_REFUSED')
-        throw new UpstreamError('UPSTREAM_REJECTED', where, (err as Error).message, { cause: err });
+        throw new UpstreamError('upstream_rejected', where, (err as Error).message, { cause: err });
       throw err;
     }
   };

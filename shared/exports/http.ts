@@ -3,6 +3,7 @@ import type { DurableClient, DurableOrchestrationStatus } from 'durable-function
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { isRunning, readInstance } from '../durable';
+import { problem } from '../errors';
 import {
   EXPORT,
   exportInputSchema,
@@ -25,12 +26,6 @@ import type { ExportSetup } from './setup';
 
 const POLL_SECONDS = 5;
 const BUSY_RETRY_SECONDS = 30;
-
-const refuse = (status: number, error: string, message: string, extra: object = {}, headers = {}) => ({
-  status,
-  jsonBody: { error, message, ...extra },
-  headers,
-});
 
 /** The export's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
 export function stateOf(instance: DurableOrchestrationStatus): ExportState | undefined {
@@ -103,14 +98,16 @@ export async function createExport(
 ): Promise<HttpResponseInit> {
   const type = request.headers.get('content-type');
   if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
-    return refuse(415, 'unsupported_media_type', 'send the body as application/json');
+    return problem(415, 'unsupported_media_type', 'send the body as application/json');
   const bytes = await readBodyUpTo(request, MAX_BODY_BYTES);
-  if (!bytes) return refuse(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
+  if (!bytes) return problem(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    return refuse(400, 'invalid_request', 'the body is not UTF-8 text', { problems: ['body: not UTF-8'] });
+    return problem(400, 'invalid_request', 'the body is not UTF-8 text', {
+      members: { problems: ['body: not UTF-8'] },
+    });
   }
   if (setup.requestSecret) {
     try {
@@ -120,7 +117,7 @@ export async function createExport(
         'webhook-signature': request.headers.get('webhook-signature') ?? '',
       });
     } catch (err) {
-      return refuse(
+      return problem(
         401,
         'invalid_signature',
         `the Standard Webhooks signature does not verify: ${(err as Error).message}`,
@@ -134,11 +131,13 @@ export async function createExport(
   });
   const problems = [...(key.ok ? [] : key.problems), ...(parsed.ok ? [] : parsed.problems)];
   if (!key.ok || !parsed.ok)
-    return refuse(400, 'invalid_request', problems.join('; '), {
-      problems,
-      ...(problems.some((p) => p.startsWith('streams: unknown'))
-        ? { knownStreams: setup.streams.map((s) => s.name) }
-        : {}),
+    return problem(400, 'invalid_request', problems.join('; '), {
+      members: {
+        problems,
+        ...(problems.some((p) => p.startsWith('streams: unknown'))
+          ? { knownStreams: setup.streams.map((s) => s.name) }
+          : {}),
+      },
     });
   const now = setup.clock.now();
   const id = randomUUID();
@@ -154,22 +153,21 @@ export async function createExport(
     );
     if (claimed !== 'claimed') {
       if (claimed.bodyHash !== bodyHash)
-        return refuse(
+        return problem(
           422,
           'idempotency_key_reused',
           'this Idempotency-Key was used with a different request in the last 24 hours; use a new key',
-          { id: claimed.exportId },
+          { members: { id: claimed.exportId } },
         );
       const existing = await readInstance(client, exportInstanceId(claimed.exportId));
       // Claimed but not started (yet, or never: its request may still be refused a slot). A key never
       // answers 202 for an export that does not exist.
       if (!existing)
-        return refuse(
+        return problem(
           409,
           'idempotency_key_in_progress',
           'a request with this Idempotency-Key is still being started; retry shortly',
-          {},
-          { 'retry-after': '1' },
+          { headers: { 'retry-after': '1' } },
         );
       return accepted(request, claimed.exportId, stateOf(existing)?.status ?? 'queued', true);
     }
@@ -180,12 +178,11 @@ export async function createExport(
   });
   if (!slot) {
     if (key.value) await setup.ledger.releaseKey(scope, key.value);
-    return refuse(
+    return problem(
       429,
       'too_many_exports',
       `${setup.maxConcurrent} export${setup.maxConcurrent > 1 ? 's are' : ' is'} already running for this tenant (EXPORTS_MAX_CONCURRENT); retry later`,
-      {},
-      { 'retry-after': String(BUSY_RETRY_SECONDS) },
+      { headers: { 'retry-after': String(BUSY_RETRY_SECONDS) } },
     );
   }
   const input: ExportInput = {
@@ -200,7 +197,9 @@ export async function createExport(
     await setup.ledger.releaseSlot(setup.tenant, id).catch(() => undefined);
     if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);
     setup.logger.log('error', 'export could not start', { reason: (err as Error).message });
-    return refuse(503, 'unavailable', 'the export could not be started; retry', {}, { 'retry-after': '10' });
+    return problem(503, 'service_unavailable', 'the export could not be started; retry', {
+      headers: { 'retry-after': '10' },
+    });
   }
   setup.logger.log('info', 'export started', {
     instanceId: exportInstanceId(id),
@@ -217,10 +216,10 @@ export async function exportStatus(
 ): Promise<HttpResponseInit> {
   const id = request.params.id ?? '';
   if (!EXPORT_ID.test(id))
-    return refuse(400, 'invalid_request', 'the export id is not one this service issued');
+    return problem(400, 'invalid_request', 'the export id is not one this service issued');
   const instance = await readInstance(client, exportInstanceId(id));
   const state = instance && stateOf(instance);
-  if (!state) return refuse(404, 'not_found', `no export ${id}`);
+  if (!state) return problem(404, 'not_found', `no export ${id}`);
   const busy = state.status === 'queued' || state.status === 'running';
   return {
     status: 200,
@@ -240,12 +239,8 @@ export async function unlessUnavailable(
     return await handle(s);
   } catch (err) {
     s?.logger.log('error', 'export request failed', { reason: (err as Error).message.split('\n')[0] });
-    return refuse(
-      503,
-      'unavailable',
-      'the export service could not answer; retry shortly',
-      {},
-      { 'retry-after': '10' },
-    );
+    return problem(503, 'service_unavailable', 'the export service could not answer; retry shortly', {
+      headers: { 'retry-after': '10' },
+    });
   }
 }

@@ -105,7 +105,7 @@ export class TenantGraphqlClient {
       ast = parse(document);
     } catch (err) {
       throw new RequestRefused(
-        'INVALID_DOCUMENT',
+        'invalid_document',
         `GraphQL document does not parse: ${(err as Error).message}`,
         { cause: err },
       );
@@ -113,7 +113,7 @@ export class TenantGraphqlClient {
     const ops = ast.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
     if (ops.length !== 1)
       throw new RequestRefused(
-        'INVALID_DOCUMENT',
+        'invalid_document',
         `GraphQL document must hold exactly one operation (found ${ops.length})`,
       );
     analysed = {
@@ -131,7 +131,7 @@ export class TenantGraphqlClient {
     // Seed §4.3: M2M credentials are read-only. Refuse before anything reaches the network.
     if (isMutation && this.tokens.kind === 'm2m') {
       throw new RequestRefused(
-        'READ_ONLY_CREDENTIAL',
+        'read_only_credential',
         `${operation} is a mutation; M2M credentials are read-only. Run it with the delegated session of an admin.`,
       );
     }
@@ -168,7 +168,7 @@ export class TenantGraphqlClient {
         }
         if (status === 401) {
           throw new UpstreamError(
-            'UPSTREAM_REJECTED',
+            'upstream_rejected',
             this.endpoint,
             `${operation} unauthorised even with a fresh token`,
             { upstreamStatus: status },
@@ -178,14 +178,14 @@ export class TenantGraphqlClient {
           const body = res.body;
           if (ok && !body)
             throw new UpstreamError(
-              'UPSTREAM_MALFORMED',
+              'upstream_malformed',
               this.endpoint,
               `${operation}: response is not a GraphQL JSON result`,
             );
           if (ok) return this.result(operation, status, body?.data, body?.errors, options.schema);
           if (body?.errors?.length) throw this.errors(operation, body.errors, body.data, status);
           throw new UpstreamError(
-            'UPSTREAM_REJECTED',
+            'upstream_rejected',
             this.endpoint,
             `${operation} refused with HTTP ${status}`,
             {
@@ -196,9 +196,9 @@ export class TenantGraphqlClient {
       } catch (err) {
         if (options.abortSignal?.aborted) throw options.abortSignal.reason;
         if (err instanceof GraphqlErrors || err instanceof UpstreamError) throw err;
-        if ((err as { code?: unknown }).code === 'RESPONSE_TOO_LARGE')
+        if ((err as { code?: unknown }).code === 'response_too_large')
           throw new UpstreamError(
-            'UPSTREAM_MALFORMED',
+            'upstream_malformed',
             this.endpoint,
             `${operation}: ${(err as Error).message}`,
           );
@@ -212,7 +212,7 @@ export class TenantGraphqlClient {
       });
       if (attempt >= this.retry.maxAttempts) {
         throw new UpstreamError(
-          status ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_TIMEOUT',
+          status ? 'upstream_unavailable' : 'upstream_timeout',
           this.endpoint,
           `${operation} failed after ${attempt} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
           { status: 503, upstreamStatus: status, cause: failure },
@@ -306,7 +306,7 @@ export class TenantGraphqlClient {
     if (errors?.length) throw this.errors(operation, errors, data, status);
     if (data === null || data === undefined) {
       throw new UpstreamError(
-        'UPSTREAM_MALFORMED',
+        'upstream_malformed',
         this.endpoint,
         `${operation}: response has neither data nor errors`,
       );
@@ -319,7 +319,7 @@ export class TenantGraphqlClient {
         .map((i) => `${i.path.join('.')}: ${i.message}`)
         .join('; ');
       throw new UpstreamError(
-        'UPSTREAM_MALFORMED',
+        'upstream_malformed',
         this.endpoint,
         `${operation}: unexpected data (${fields})`,
       );

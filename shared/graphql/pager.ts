@@ -53,7 +53,7 @@ export async function* paginate(
   const seen = new Set<string>();
   let cursor = options.startCursor ?? null;
   if (cursor) seen.add(cursor);
-  const malformed = (message: string) => new UpstreamError('UPSTREAM_MALFORMED', client.endpoint, message);
+  const malformed = (message: string) => new UpstreamError('upstream_malformed', client.endpoint, message);
   for (let number = 1; number <= (options.maxPages ?? Number.MAX_SAFE_INTEGER); number++) {
     const data = await client.request(document, {
       variables: {

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { IntegrationError } from '../errors';
 
 /** An HTTP answer read whole: what a JSON API client needs, and nothing of a stream API's per-request cost. */
 export interface HttpAnswer {
@@ -35,8 +36,10 @@ let agents: { http: HttpAgent; https: HttpsAgent } | undefined;
 const KEEP_ALIVE = { keepAlive: true, scheduling: 'lifo', timeout: 30_000 } as const;
 const pool = () => (agents ??= { http: new HttpAgent(KEEP_ALIVE), https: new HttpsAgent(KEEP_ALIVE) });
 
-class AnswerTooLarge extends Error {
-  readonly code = 'RESPONSE_TOO_LARGE';
+class AnswerTooLarge extends IntegrationError {
+  constructor(message: string) {
+    super('response_too_large', message, { status: 502 });
+  }
 }
 
 /**

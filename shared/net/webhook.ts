@@ -86,13 +86,13 @@ export class SignedPoster {
       } catch (err) {
         if (options.abortSignal?.aborted) throw err;
         // A destination refused before any connection (see the export callback's address check) is final.
-        if (err instanceof UpstreamError && err.code === 'UPSTREAM_REJECTED') throw err;
+        if (err instanceof UpstreamError && err.code === 'upstream_rejected') throw err;
         cause = err;
       }
       const transient = status === undefined || isTransientStatus(status);
       if (!transient || attempt >= policy.maxAttempts) {
         throw new UpstreamError(
-          transient ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_REJECTED',
+          transient ? 'upstream_unavailable' : 'upstream_rejected',
           this.description,
           status === undefined
             ? `not reachable after ${attempt} attempts; ${this.options.unavailableHint}`

@@ -3,6 +3,7 @@ import type { DurableClient } from 'durable-functions';
 import { z } from 'zod';
 import type { App } from '../app';
 import { isRunning, readInstance } from '../durable';
+import { problem } from '../errors';
 import { SYNC, syncInstanceId, type SyncStatus } from '../sync/orchestration';
 
 const listQuery = z
@@ -13,20 +14,13 @@ const listQuery = z
   })
   .strict();
 
-const problem = (status: number, error: string, message: string): HttpResponseInit => ({
-  status,
-  jsonBody: { error, message },
-});
-
 /** GET /api/manage/runs?kind=&limit=&before= — newest first; `next` pages on with `before`. */
 export async function listRuns(request: HttpRequest, app: App): Promise<HttpResponseInit> {
   const parsed = listQuery.safeParse(Object.fromEntries(request.query.entries()));
-  if (!parsed.success)
-    return problem(
-      400,
-      'INVALID_QUERY',
-      parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '),
-    );
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
+    return problem(400, 'invalid_request', problems.join('; '), { members: { problems } });
+  }
   const runs = await app.runs().history.list(parsed.data);
   const last = runs.at(-1);
   const next =
@@ -38,11 +32,11 @@ export async function listRuns(request: HttpRequest, app: App): Promise<HttpResp
 
 /** GET /api/manage/runs/{id} */
 export async function getRun(id: string | undefined, app: App): Promise<HttpResponseInit> {
-  if (!id || id.length > 200) return problem(400, 'INVALID_ID', 'a run id is 1–200 characters');
+  if (!id || id.length > 200) return problem(400, 'invalid_request', 'a run id is 1–200 characters');
   const run = await app.runs().history.get(id);
   return run
     ? { jsonBody: run }
-    : problem(404, 'RUN_NOT_FOUND', `no run ${id} in the last ${app.config.runHistoryDays} days`);
+    : problem(404, 'not_found', `no run ${id} in the last ${app.config.runHistoryDays} days`);
 }
 
 /**
@@ -54,14 +48,20 @@ export async function startSync(client: DurableClient, app: App): Promise<HttpRe
   const existing = await readInstance(client, id);
   if (existing && isRunning(existing.runtimeStatus)) {
     const status = existing.customStatus as Partial<SyncStatus> | undefined;
-    return {
-      status: 409,
-      jsonBody: {
-        error: 'SYNC_RUNNING',
-        message: 'A sync is already running; it is in the run history. Start another when it has finished.',
-        running: { runId: status?.runId ?? null, since: existing.createdTime, state: existing.runtimeStatus },
+    return problem(
+      409,
+      'sync_running',
+      'A sync is already running; it is in the run history. Start another when it has finished.',
+      {
+        members: {
+          running: {
+            runId: status?.runId ?? null,
+            since: existing.createdTime,
+            state: existing.runtimeStatus,
+          },
+        },
       },
-    };
+    );
   }
   await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger: 'manual' } });
   app.logger.log('info', 'sync run requested', { tenant: app.access().tenant.name, instanceId: id });

@@ -3,7 +3,7 @@ import type { ExportInput, StreamOutcome } from '../exports/orchestration';
 import { noCounts } from '../sync/counts';
 import type { StreamResult } from '../sync/run';
 import type { RunSummary } from './history';
-import { actionFor } from './recorder';
+import { actionFor } from '../errors';
 
 const finished = (startedAt: string, finishedAt: string) => ({
   finishedAt,
@@ -25,7 +25,7 @@ export function syncSummary(
   const error =
     options.error ??
     (failed
-      ? { code: failed.errorCode ?? 'SYNC_FAILED', message: `${failed.stream}: ${failed.error ?? 'failed'}` }
+      ? { code: failed.errorCode ?? 'sync_failed', message: `${failed.stream}: ${failed.error ?? 'failed'}` }
       : undefined);
   return {
     id: run.runId,
@@ -71,9 +71,9 @@ export function exportSummary(input: ExportInput, outcomes: StreamOutcome[], fin
     ...(failed && !failed.ok
       ? {
           error: {
-            code: 'EXPORT_FAILED',
+            code: 'export_failed',
             message: `${failed.stream}: ${failed.error}`,
-            action: actionFor('EXPORT_FAILED'),
+            action: actionFor('export_failed'),
           },
         }
       : {}),

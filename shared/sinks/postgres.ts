@@ -172,7 +172,7 @@ function refused(err: unknown, stream: string, changes: Change[]): Error {
   // Text PostgreSQL cannot store (a NUL character) is the usual culprit.
   const bad = changes.find((c) => c.kind !== 'deleted' && recordJsonOf(c).includes('\\u0000'));
   return new IntegrationError(
-    'SINK_REJECTED',
+    'sink_rejected',
     `PostgreSQL refused stream ${stream}${bad ? ` record ${bad.id}` : ''}: ${e.message ?? 'error'}${bad ? ' (text with a NUL character cannot be stored in PostgreSQL)' : ''}. The page was not applied; the run resumes from it once the record is fixed at the source.`,
     { status: 502, cause: err },
   );

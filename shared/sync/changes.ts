@@ -73,7 +73,7 @@ export class ChangeDetector {
       const rawId = getPath(record, this.idPath);
       if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
         throw new UpstreamError(
-          'UPSTREAM_MALFORMED',
+          'upstream_malformed',
           this.stream,
           `a ${this.stream} record has no ${this.idPath}`,
         );
@@ -81,7 +81,7 @@ export class ChangeDetector {
       const idBytes = Buffer.from(id);
       if (idBytes.length > 0xffff)
         throw new UpstreamError(
-          'UPSTREAM_MALFORMED',
+          'upstream_malformed',
           this.stream,
           `a ${this.stream} id is longer than 64 KiB`,
         );

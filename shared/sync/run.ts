@@ -38,7 +38,7 @@ export interface StreamResult {
 const describe = (err: unknown) =>
   err instanceof IntegrationError
     ? { error: err.message, errorCode: err.code }
-    : { error: (err as Error).message ?? String(err), errorCode: 'ERROR' };
+    : { error: (err as Error).message ?? String(err), errorCode: 'unexpected' };
 
 async function readLog(
   state: SyncStateStore,

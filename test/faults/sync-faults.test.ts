@@ -243,7 +243,7 @@ describe('identity provider', () => {
       fault: 'HTTP 503 on every try of a run',
       expected: resumes('UPSTREAM_UNAVAILABLE after capped retries'),
       inject: faults({ route: 'token', status: 503, retryAfterSeconds: 0, count: 8 }),
-      firstRun: { failsWith: 'UPSTREAM_UNAVAILABLE' },
+      firstRun: { failsWith: 'upstream_unavailable' },
       access: { tokenOptions: { retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 } } },
       fix: async () => {
         await sb.hook('reset'); // the outage is over
@@ -256,7 +256,7 @@ describe('identity provider', () => {
       fault: '200 with a body that is not JSON',
       expected: resumes('UPSTREAM_MALFORMED naming the token endpoint'),
       inject: faults({ route: 'token', malformed: true, count: 1 }),
-      firstRun: { failsWith: 'UPSTREAM_MALFORMED' },
+      firstRun: { failsWith: 'upstream_malformed' },
     }));
 
   it('redirect', async () => {
@@ -269,7 +269,7 @@ describe('identity provider', () => {
           'UPSTREAM_REJECTED naming TENANT_AUTH_URL; the secret never reaches the other server',
         ),
         inject: faults({ route: 'token', redirect: elsewhere.url, count: 1 }),
-        firstRun: { failsWith: 'UPSTREAM_REJECTED', saying: /TENANT_AUTH_URL/ },
+        firstRun: { failsWith: 'upstream_rejected', saying: /TENANT_AUTH_URL/ },
         fix: async () => {
           expect(elsewhere.received.length + elsewhere.rejected.length).toBe(0);
         },
@@ -295,16 +295,16 @@ describe('GraphQL', () => {
   );
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['`errors` beside partial data', { route: 'graphql', partial: true, count: 1 }, 'GRAPHQL_ERRORS'],
+    ['`errors` beside partial data', { route: 'graphql', partial: true, count: 1 }, 'graphql_errors'],
     [
       '200 with a body that is not JSON',
       { route: 'graphql', malformed: true, count: 1 },
-      'UPSTREAM_MALFORMED',
+      'upstream_malformed',
     ],
     [
       'HTTP 400 with `errors` (the query is refused)',
       { route: 'graphql', status: 400, count: 1 },
-      'GRAPHQL_ERRORS',
+      'graphql_errors',
     ],
   ])('%s', (fault, spec, code) =>
     check({
@@ -321,7 +321,7 @@ describe('GraphQL', () => {
       area: 'GraphQL',
       fault: 'answer larger than the cap (2 KiB here, 64 MiB by default)',
       expected: resumes('UPSTREAM_MALFORMED naming the size; memory stays bounded'),
-      firstRun: { failsWith: 'UPSTREAM_MALFORMED', saying: /more than 2048 bytes/ },
+      firstRun: { failsWith: 'upstream_malformed', saying: /more than 2048 bytes/ },
       access: {
         graphqlOptions: { maxAnswerBytes: 2048, retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } },
       },
@@ -390,7 +390,7 @@ describe('Key Vault (its recorded answers, replayed)', () => {
       fault,
       expected: resumes('SECRET_STORE_UNAVAILABLE naming the fix; once fixed'),
       inject: async () => vault.expect(answering(answer())),
-      firstRun: { failsWith: 'SECRET_STORE_UNAVAILABLE', saying },
+      firstRun: { failsWith: 'secret_store_unavailable', saying },
       fix: async () => vault.expect(secret()),
       access: viaVault(),
       verify: nothingUnexpected,
@@ -428,7 +428,7 @@ describe('sinks', () => {
       fault: 'HTTP 410 (refuses for good)',
       expected: resumes('UPSTREAM_REJECTED at once, no retries; the receiver gets each change once'),
       inject: async () => receiver.failNext(1, 410),
-      firstRun: { failsWith: 'UPSTREAM_REJECTED' },
+      firstRun: { failsWith: 'upstream_rejected' },
       sink: webhook,
       delivered: viaWebhook,
     }));
@@ -450,7 +450,7 @@ describe('sinks', () => {
       fault: 'a file stands where the folder should be',
       expected: resumes('the error names the path; once it is moved away, run 2 resumes'),
       inject: async (ctx) => writeFile(ctx.out, 'not a folder'),
-      firstRun: { failsWith: 'ERROR', saying: /not a directory.*out/ },
+      firstRun: { failsWith: 'unexpected', saying: /not a directory.*out/ },
       fix: async (ctx) => rm(ctx.out, { force: true }),
     }));
 });
@@ -478,7 +478,7 @@ describe('credentials and clocks', () => {
       fault: 'the client secret is not in the secret store',
       expected: resumes('SECRET_NOT_FOUND saying how to set it; after `secrets set`'),
       inject: async (ctx) => ctx.access.file.delete(ctx.access.config.clientSecretName),
-      firstRun: { failsWith: 'SECRET_NOT_FOUND', saying: /secrets set tenant-client-secret/ },
+      firstRun: { failsWith: 'secret_not_found', saying: /secrets set tenant-client-secret/ },
       fix: async (ctx) => {
         await ctx.access.storeSecret(sb.clientSecret);
         return ctx;
@@ -489,13 +489,13 @@ describe('credentials and clocks', () => {
     check({
       area: 'credential',
       fault: 'revoked mid-run, tokens expire',
-      expected: resumes('CREDENTIAL_REJECTED naming the API Credentials page; with a new credential'),
+      expected: resumes('credential_rejected naming the API Credentials page; with a new credential'),
       inject: slowPages,
       during: async (ctx) => {
         await sb.hook(`credentials/${sb.clientId}/revoke`);
         await ctx.access.advance(301);
       },
-      firstRun: { failsWith: 'CREDENTIAL_REJECTED', saying: /API Credentials/ },
+      firstRun: { failsWith: 'credential_rejected', saying: /API Credentials/ },
       fix: async (ctx) => {
         const made = (await sb.hook('credentials', { label: 'after revoke' })).body;
         const fresh = await accessFixture({

@@ -166,7 +166,7 @@ describe('delegated session: device flow driven by the shared state machine', ()
     await a.delegated.connect({ ...tokens, token_type: 'Bearer' });
     await sb.hook('faults', { route: 'token', count: 4, status: 503 });
     const err = await failure(a.delegated.refresh());
-    expect(err.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(err.code).toBe('upstream_unavailable');
     expect(await a.delegated.status()).toMatchObject({ state: 'connected' });
     expect((await a.delegated.refresh()).state).toBe('connected');
     await a.cleanup();

@@ -52,7 +52,7 @@ describe('GraphQL client', () => {
       ),
     );
     expect(err).toBeInstanceOf(RequestRefused);
-    expect(err.code).toBe('READ_ONLY_CREDENTIAL');
+    expect(err.code).toBe('read_only_credential');
     const s = await stats();
     expect(s.token.client_credentials).toBe(0);
     expect(s.graphql).toEqual({ queries: 0, mutations: 0, refused: 0 });
@@ -61,7 +61,7 @@ describe('GraphQL client', () => {
 
   it('a document that does not parse is refused before the network', async () => {
     const a = await accessFixture(sb);
-    await expect(a.graphql.request('{ broken')).rejects.toMatchObject({ code: 'INVALID_DOCUMENT' });
+    await expect(a.graphql.request('{ broken')).rejects.toMatchObject({ code: 'invalid_document' });
     expect((await stats()).graphql.queries).toBe(0);
     await a.cleanup();
   });
@@ -128,7 +128,7 @@ describe('GraphQL client', () => {
     const a = await accessFixture(sb);
     await sb.hook('faults', { route: 'graphql', count: 4, status: 500 });
     const err = await failure(a.graphql.request('query T { currentTenant { name } }'));
-    expect(err).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', upstreamStatus: 500 });
+    expect(err).toMatchObject({ code: 'upstream_unavailable', upstreamStatus: 500 });
     expect(err.message).toContain(`${sb.baseUrl}/graphql`);
     await a.cleanup();
   });

@@ -105,7 +105,7 @@ describe('client-credentials token provider', () => {
     await a.advance(300);
     const err = await failure(a.m2m.getToken());
     expect(err).toBeInstanceOf(CredentialRejected);
-    expect(err.code).toBe('CREDENTIAL_REJECTED');
+    expect(err.code).toBe('credential_rejected');
     expect(err.message).toMatch(/API Credentials/);
     expect(err.message).toMatch(/rotate/);
     const afterFirst = await tokenRequests();
@@ -161,7 +161,7 @@ describe('client-credentials token provider', () => {
       await sb.hook('faults', { route: 'token', count: 4, status: 502 });
       const err = await failure(a.m2m.getToken());
       expect(err).toBeInstanceOf(UpstreamError);
-      expect(err.code).toBe('UPSTREAM_UNAVAILABLE');
+      expect(err.code).toBe('upstream_unavailable');
       expect(err.message).toContain('/protocol/openid-connect/token');
       expect((await sb.hook('stats')).body.faults).toBe(4);
       await a.cleanup();
@@ -171,7 +171,7 @@ describe('client-credentials token provider', () => {
       const a = await accessFixture(sb);
       await sb.hook('faults', { route: 'token', count: 1, status: 400 });
       const err = await failure(a.m2m.getToken());
-      expect(err.code).toBe('UPSTREAM_REJECTED');
+      expect(err.code).toBe('upstream_rejected');
       expect((await sb.hook('stats')).body.faults).toBe(1);
       await a.cleanup();
     });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { configurationPage } from '../../tools/docs';
+import { configurationPage, errorsPage } from '../../tools/docs';
 import { CLI } from '../helpers/cli';
 
 /*
@@ -40,8 +40,9 @@ const cli = (args: string[], cwd = root) =>
   execFileSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
 
 describe('docs', () => {
-  it('docs/configuration.md is what `npm run docs` generates from the settings schema', () => {
+  it('docs/configuration.md and docs/errors.md are what `npm run docs` generates from the settings schema and the error vocabulary', () => {
     expect(text('docs/configuration.md')).toBe(configurationPage());
+    expect(text('docs/errors.md')).toBe(errorsPage());
   });
 
   it('the README is a front door: at most 10 KB, and it links every docs page', () => {

@@ -109,7 +109,17 @@ it('answers 202 or a 4xx with a reason to any body, headers and keys — never a
       seen.add(res.status);
       expect(res.status === 202 || (res.status >= 400 && res.status < 500)).toBe(true);
       expect(res.text).not.toMatch(/\bat .+\.(js|ts):\d+/);
-      if (res.status !== 202 && res.status !== 401) expect(typeof res.body?.error).toBe('string');
+      // Every refusal (but the host's bare 401 for a missing key) is an RFC 9457 problem document.
+      if (res.status !== 202 && res.status !== 401) {
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        expect(res.body).toMatchObject({
+          type: expect.stringMatching(/^urn:/),
+          title: expect.any(String),
+          status: res.status,
+          detail: expect.any(String),
+          code: expect.any(String),
+        });
+      }
     }),
     { numRuns: 150, seed: 20261122 },
   );

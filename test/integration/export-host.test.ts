@@ -212,7 +212,7 @@ describe('bad requests get a 4xx naming the problem', () => {
   it('an unknown stream lists the known ones', async () => {
     const res = await post({ streams: ['controls', 'invoices'] });
     expect(res.status).toBe(400);
-    expect(res.body.message).toMatch(
+    expect(res.body.detail).toMatch(
       /unknown stream "invoices"; known: controls, evidence, personnel, kpis, reports, users/,
     );
     expect(res.body.knownStreams).toContain('users');
@@ -226,7 +226,7 @@ describe('bad requests get a 4xx naming the problem', () => {
   ])('%s → %d', async (_what, code, body, headers) => {
     const res = await post(body, headers as Record<string, string>);
     expect(res.status).toBe(code);
-    expect(res.body.error).toBeTruthy();
+    expect(res.body.code).toBeTruthy();
     expect(res.text).not.toMatch(/\bat .*\.js:\d+/);
   });
 
@@ -255,7 +255,7 @@ describe('Idempotency-Key', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     const other = await post({ streams: ['users'] }, { 'idempotency-key': key });
     expect(other.status).toBe(422);
-    expect(other.body.error).toBe('idempotency_key_reused');
+    expect(other.body.code).toBe('idempotency_key_reused');
     // The master key is another caller: its keys are its own.
     const otherCaller = await post({ streams: ['reports'] }, { 'idempotency-key': key }, stack.keys.master);
     expect(otherCaller.status).toBe(202);
@@ -278,7 +278,7 @@ describe('concurrency cap', () => {
     const c = await post({ streams: ['users'] });
     expect(c.status).toBe(429);
     expect(Number(c.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(c.body.message).toMatch(/2 exports are already running/);
+    expect(c.body.detail).toMatch(/2 exports are already running/);
     await finished(a.body.id);
     const d = await post({ streams: ['users'] });
     expect(d.status).toBe(202);

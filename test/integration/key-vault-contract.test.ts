@@ -112,7 +112,7 @@ describe('Key Vault, replayed from its own recordings', () => {
     vault.expect(throttled, throttled, throttled);
     const err = await failure(store().store.get(nameIn(get)));
     expect(err).toBeInstanceOf(SecretStoreError);
-    expect(err).toMatchObject({ code: 'SECRET_STORE_UNAVAILABLE' });
+    expect(err).toMatchObject({ code: 'secret_store_unavailable' });
     expect(err.message).toContain('throttled (429)');
   });
 
@@ -120,7 +120,7 @@ describe('Key Vault, replayed from its own recordings', () => {
     const down = vault.answering(get, documented.unavailable);
     vault.expect(down, down, down);
     const err = await failure(store().store.get(nameIn(get)));
-    expect(err).toMatchObject({ code: 'SECRET_STORE_UNAVAILABLE' });
+    expect(err).toMatchObject({ code: 'secret_store_unavailable' });
     expect(err.message).toContain('(503)');
   });
 });

@@ -40,7 +40,7 @@ describe('nodePost', () => {
   it('refuses an answer larger than maxBytes with RESPONSE_TOO_LARGE', async () => {
     handle = (_req, _body, res) => res.end('x'.repeat(200_000));
     const err = await failure(nodePost(url, '', { maxBytes: 100_000 }));
-    expect(err).toMatchObject({ code: 'RESPONSE_TOO_LARGE' });
+    expect(err).toMatchObject({ code: 'response_too_large' });
     expect(String(err)).toMatch(/more than 100000 bytes/);
     // The connection that carried it is not reused half-read: the next request still works.
     handle = (_req, _body, res) => res.end('ok');
@@ -107,7 +107,7 @@ describe('fetchPost (a fetch given to the client)', () => {
     expect(answer).toMatchObject({ status: 503, text: 'got {"q":1}' });
     expect(answer.header('retry-after')).toBe('2');
     expect(await failure(post(url, 'x'.repeat(50), { maxBytes: 10 }))).toMatchObject({
-      code: 'RESPONSE_TOO_LARGE',
+      code: 'response_too_large',
       message: expect.stringMatching(/more than 10 bytes/),
     });
   });

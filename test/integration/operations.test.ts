@@ -1,6 +1,6 @@
 import type { RunSummary } from '../../shared/runs/history';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
-import { ACTIONS } from '../../shared/runs/recorder';
+import { ERRORS } from '../../shared/errors';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 
@@ -76,7 +76,7 @@ describe('run history, POST /api/manage/sync and the status page', () => {
       const r = await startSync();
       return r.status === 409 && r;
     }, 'a 409 while the run is going');
-    expect(second.body).toMatchObject({ error: 'SYNC_RUNNING', running: { state: expect.any(String) } });
+    expect(second.body).toMatchObject({ code: 'sync_running', running: { state: expect.any(String) } });
     expect(second.text).not.toMatch(/runtime\/webhooks|statusQueryGetUri|system-key/);
     await latestFinished(1);
   });
@@ -89,9 +89,9 @@ describe('run history, POST /api/manage/sync and the status page', () => {
     failed = list[0];
     expect(failed.outcome).toBe('failed');
     // The sandbox answers the refused requests with a GraphQL error: the stream's query, says the action.
-    expect(failed.error).toMatchObject({ code: 'GRAPHQL_ERRORS', action: ACTIONS.GRAPHQL_ERRORS });
+    expect(failed.error).toMatchObject({ code: 'graphql_errors', action: ERRORS.graphql_errors.action });
     expect(failed.error?.action).toMatch(/query/);
-    expect(Object.values(failed.streams).some((s) => !s.ok && s.errorCode === 'GRAPHQL_ERRORS')).toBe(true);
+    expect(Object.values(failed.streams).some((s) => !s.ok && s.errorCode === 'graphql_errors')).toBe(true);
     // The log records the alert rules read carry exactly the fields their queries use.
     const record = logRecords().find((l) => l.message === 'sync run failed' && l.runId === failed.id);
     for (const field of ALERT_RECORDS['sync run failed'])
@@ -125,8 +125,8 @@ describe('run history, POST /api/manage/sync and the status page', () => {
     expect((await stack.json('manage/runs/no-such-run')).status).toBe(404);
     const bad = await stack.json('manage/runs?limit=0&kind=nope');
     expect(bad.status).toBe(400);
-    expect(bad.body.message).toMatch(/limit/);
-    expect(bad.body.message).toMatch(/kind/);
+    expect(bad.body.detail).toMatch(/limit/);
+    expect(bad.body.detail).toMatch(/kind/);
     // Admin key only.
     expect((await stack.json('manage/runs', {}, stack.keys.function)).status).toBe(401);
   });

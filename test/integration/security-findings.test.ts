@@ -123,7 +123,7 @@ describe('the IdP cannot hand the admin page a javascript: link', () => {
     try {
       const endpoints = tenantEndpoints({ name: 'acme', baseUrl: idp.url, authUrl: idp.url, clientId: 'x' });
       const err = await failure(requestDeviceCode(endpoints));
-      expect(err).toMatchObject({ code: 'UPSTREAM_MALFORMED' });
+      expect(err).toMatchObject({ code: 'upstream_malformed' });
       expect(err.message).toContain('verification_uri: must be an https URL');
     } finally {
       await idp.close();

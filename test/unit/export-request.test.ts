@@ -113,12 +113,12 @@ describe('callback destinations', () => {
       await expect(
         guardedPost({ development: false })(`https://localhost:${port}/hook`, '{}', {}),
       ).rejects.toMatchObject({
-        code: 'UPSTREAM_REJECTED',
+        code: 'upstream_rejected',
         message: expect.stringMatching(/loopback or private/),
       });
       await expect(
         guardedPost({ development: false })(`https://127.0.0.1:${port}/hook`, '{}', {}),
-      ).rejects.toMatchObject({ code: 'UPSTREAM_REJECTED' });
+      ).rejects.toMatchObject({ code: 'upstream_rejected' });
       expect(reached).toBe(0);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));

@@ -26,7 +26,7 @@ describe('LocalFileSecretStore', () => {
   it('a missing secret names itself and how to set it', async () => {
     const err = await failure(new LocalFileSecretStore(join(dir, 'none.json')).get('tenant-client-secret'));
     expect(err).toBeInstanceOf(SecretNotFound);
-    expect(err.code).toBe('SECRET_NOT_FOUND');
+    expect(err.code).toBe('secret_not_found');
     expect(err.message).toContain('tenant-integrations secrets set tenant-client-secret');
     expect(err.message).toContain('az keyvault secret set');
   });

@@ -232,7 +232,7 @@ describe('webhook sink', () => {
     const sink = new WebhookSink(r.url, { secret: async () => secret, retry: fast });
     const err = await sink.write(batch).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamError);
-    expect((err as UpstreamError).code).toBe('UPSTREAM_REJECTED');
+    expect((err as UpstreamError).code).toBe('upstream_rejected');
     expect((err as Error).message).toContain('DOWNSTREAM_WEBHOOK_URL');
     expect((err as Error).message).not.toContain(secret);
     expect(r.got).toHaveLength(1);
