@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import type { TenantSettings } from '../config';
 import { CredentialRejected, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
-import { DEFAULT_RETRY, retryDelayMs, sleep, type RetryPolicy } from '../net/retry';
+import { DEFAULT_RETRY, withRetries, type RetryPolicy } from '../net/retry';
 import { tenantEndpoints } from './endpoints';
 import {
   clientCredentialsTokenSchema,
@@ -12,6 +12,9 @@ import {
   type FetchLike,
   type OAuthReply,
 } from './oauth';
+
+/** A token endpoint's answer once transient failures are behind it. */
+type Settled = Exclude<OAuthReply, { kind: 'transient' }>;
 
 export interface AccessToken {
   token: string;
@@ -141,47 +144,51 @@ export class ClientCredentialsProvider {
     throw this.failure(reply);
   }
 
-  /** One logical token request: transient failures retried with capped backoff and jitter. */
-  private async request(secret: string): Promise<{ reply: OAuthReply; sentAt: number }> {
-    const { retry } = this.o;
-    for (let attempt = 1; ; attempt++) {
-      const sentAt = this.clock.now();
-      const started = Date.now();
-      const reply = await postForm(
-        this.tokenUrl,
-        { grant_type: 'client_credentials', client_id: this.tenant.clientId, client_secret: secret },
-        { fetch: this.o.fetch, timeoutMs: this.o.timeoutMs },
-      );
-      this.logger.log('debug', 'token request', {
-        endpoint: 'token',
-        attempt,
-        status: reply.status,
-        durationMs: Date.now() - started,
-      });
-      if (reply.kind !== 'transient' || attempt >= retry.maxAttempts) return { reply, sentAt };
-      const wait = retryDelayMs(attempt, retry, reply.retryAfter, this.clock.now(), this.o.random);
-      this.logger.log('warn', 'token request failed; retrying', {
-        endpoint: 'token',
-        attempt,
-        status: reply.status,
-        retryInMs: wait,
-      });
-      await sleep(wait);
-    }
+  /** One logical token request: transient failures retried by the one retry policy. */
+  private request(secret: string): Promise<{ reply: Settled; sentAt: number }> {
+    return withRetries<{ reply: Settled; sentAt: number }>(
+      async (attempt) => {
+        const sentAt = this.clock.now();
+        const started = Date.now();
+        const reply = await postForm(
+          this.tokenUrl,
+          { grant_type: 'client_credentials', client_id: this.tenant.clientId, client_secret: secret },
+          { fetch: this.o.fetch, timeoutMs: this.o.timeoutMs },
+        );
+        this.logger.log('debug', 'token request', {
+          endpoint: 'token',
+          attempt,
+          status: reply.status,
+          durationMs: Date.now() - started,
+        });
+        return reply.kind === 'transient'
+          ? { transient: { status: reply.status, retryAfter: reply.retryAfter } }
+          : { done: { reply, sentAt } };
+      },
+      this.o.retry,
+      {
+        clock: this.clock,
+        random: this.o.random,
+        onRetry: (attempt, waitMs, { status }) =>
+          this.logger.log('warn', 'token request failed; retrying', {
+            endpoint: 'token',
+            attempt,
+            status,
+            retryInMs: waitMs,
+          }),
+        exhausted: ({ status }) =>
+          new UpstreamError(
+            'upstream_unavailable',
+            this.tokenUrl,
+            `token endpoint unavailable (${status || 'network error or timeout'}) after ${this.o.retry.maxAttempts} attempts`,
+            { status: 503, upstreamStatus: status },
+          ),
+      },
+    );
   }
 
-  private failure(reply: OAuthReply): UpstreamError {
-    if (reply.kind === 'transient') {
-      return new UpstreamError(
-        'upstream_unavailable',
-        this.tokenUrl,
-        `token endpoint unavailable (${reply.status || 'network error or timeout'}) after ${this.o.retry.maxAttempts} attempts`,
-        {
-          status: 503,
-          upstreamStatus: reply.status,
-        },
-      );
-    }
+  /** A refusal that is neither a success nor a rejected credential (transient ones never get here). */
+  private failure(reply: Exclude<OAuthReply, { kind: 'ok' | 'transient' }>): UpstreamError {
     const what =
       reply.kind === 'oauth-error'
         ? `${reply.error}${reply.description ? `: ${reply.description}` : ''}`

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock';
 import type { TenantSettings } from '../config';
 import { IntegrationError, LoginRequired, SecretNotFound, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
-import { DEFAULT_RETRY, retryDelayMs, sleep, type RetryPolicy } from '../net/retry';
+import { DEFAULT_RETRY, withRetries, type RetryPolicy } from '../net/retry';
 import type { SecretStore } from '../secrets/types';
 import type { SessionMetadata, SessionMetadataStore } from '../state/session-metadata';
 import { abortable, type AccessToken } from './client-credentials';
@@ -13,6 +13,7 @@ import {
   postForm,
   type DelegatedTokenResponse,
   type FetchLike,
+  type OAuthReply,
 } from './oauth';
 
 export interface DelegatedSessionOptions {
@@ -114,50 +115,54 @@ export class DelegatedSession {
         throw await this.loginRequired('no delegated session has been stored', err);
       throw err;
     }
-    for (let attempt = 1; ; attempt++) {
-      const sentAt = this.clock.now();
-      const reply = await postForm(
-        this.tokenUrl,
-        { grant_type: 'refresh_token', client_id: PORTAL_CLIENT_ID, refresh_token: refreshToken },
-        {
-          fetch: this.options.fetch,
-          timeoutMs: this.options.timeoutMs ?? 10_000,
-        },
-      );
-      if (reply.kind === 'ok') {
-        const tokens = parseBody(this.tokenUrl, delegatedTokenSchema, reply.body);
-        await this.secrets.set(this.secretName, tokens.refresh_token);
-        const previous = await this.status();
-        const claims = safeClaims(tokens.access_token);
-        await this.metadata.put(this.tenant.name, {
-          username: claims.username ?? previous?.username ?? 'unknown',
-          name: claims.name ?? previous?.name,
-          connectedAt: previous?.connectedAt ?? iso(sentAt),
-          lastRefreshAt: iso(sentAt),
-          refreshExpiresAt: iso(sentAt + (tokens.refresh_expires_in ?? 1800) * 1000),
-          state: 'connected',
-        });
-        this.logger.log('info', 'delegated session refreshed', { tenant: this.tenant.name, attempt });
-        this.cached = { token: tokens.access_token, expiresAt: sentAt + tokens.expires_in * 1000 };
-        return this.cached;
-      }
-      if (reply.kind !== 'transient') {
-        const what = reply.kind === 'oauth-error' ? reply.error : `HTTP ${reply.status}`;
-        throw await this.loginRequired(`refresh refused: ${what}`);
-      }
-      if (attempt >= this.retry.maxAttempts) {
-        // An outage is not a lost session: the stored refresh token may still work later.
-        throw new UpstreamError(
-          'upstream_unavailable',
+    const { reply, sentAt, attempt } = await withRetries<{
+      reply: Exclude<OAuthReply, { kind: 'transient' }>;
+      sentAt: number;
+      attempt: number;
+    }>(
+      async (attempt) => {
+        const sentAt = this.clock.now();
+        const reply = await postForm(
           this.tokenUrl,
-          `refresh failed after ${attempt} attempts (${reply.status || 'network error or timeout'})`,
-          {
-            status: 503,
-          },
+          { grant_type: 'refresh_token', client_id: PORTAL_CLIENT_ID, refresh_token: refreshToken },
+          { fetch: this.options.fetch, timeoutMs: this.options.timeoutMs ?? 10_000 },
         );
-      }
-      await sleep(retryDelayMs(attempt, this.retry, reply.retryAfter, this.clock.now()));
+        return reply.kind === 'transient'
+          ? { transient: { status: reply.status, retryAfter: reply.retryAfter } }
+          : { done: { reply, sentAt, attempt } };
+      },
+      this.retry,
+      {
+        clock: this.clock,
+        // An outage is not a lost session: the stored refresh token may still work later.
+        exhausted: ({ status }, attempts) =>
+          new UpstreamError(
+            'upstream_unavailable',
+            this.tokenUrl,
+            `refresh failed after ${attempts} attempts (${status || 'network error or timeout'})`,
+            { status: 503 },
+          ),
+      },
+    );
+    if (reply.kind !== 'ok') {
+      const what = reply.kind === 'oauth-error' ? reply.error : `HTTP ${reply.status}`;
+      throw await this.loginRequired(`refresh refused: ${what}`);
     }
+    const tokens = parseBody(this.tokenUrl, delegatedTokenSchema, reply.body);
+    await this.secrets.set(this.secretName, tokens.refresh_token);
+    const previous = await this.status();
+    const claims = safeClaims(tokens.access_token);
+    await this.metadata.put(this.tenant.name, {
+      username: claims.username ?? previous?.username ?? 'unknown',
+      name: claims.name ?? previous?.name,
+      connectedAt: previous?.connectedAt ?? iso(sentAt),
+      lastRefreshAt: iso(sentAt),
+      refreshExpiresAt: iso(sentAt + (tokens.refresh_expires_in ?? 1800) * 1000),
+      state: 'connected',
+    });
+    this.logger.log('info', 'delegated session refreshed', { tenant: this.tenant.name, attempt });
+    this.cached = { token: tokens.access_token, expiresAt: sentAt + tokens.expires_in * 1000 };
+    return this.cached;
   }
 
   private async loginRequired(reason: string, cause?: unknown): Promise<IntegrationError> {

@@ -1,18 +1,11 @@
 import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
-import { GraphqlErrors, RequestRefused, UpstreamError } from '../errors';
+import { GraphqlErrors, IntegrationError, RequestRefused, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { fetchPost, nodePost, type PostText } from '../net/http';
-import {
-  DEFAULT_RETRY,
-  isTransientStatus,
-  retryDelayMs,
-  sleep,
-  withTimeout,
-  type RetryPolicy,
-} from '../net/retry';
+import { DEFAULT_RETRY, isTransientStatus, withRetries, withTimeout, type RetryPolicy } from '../net/retry';
 
 /** Where bearer tokens come from: the M2M provider (read-only) or the delegated session (a person). */
 export interface TokenSource {
@@ -136,93 +129,93 @@ export class TenantGraphqlClient {
       );
     }
     let refreshedAfter401 = false;
-    for (let attempt = 1; ; attempt++) {
-      const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
-      const started = Date.now();
-      const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
-      let status = 0; // 0: network error or timeout
-      let retryAfter: string | null = null;
-      let failure: unknown;
-      try {
-        const res = await this.send(document, name, options.variables, token, signal);
-        status = res.status;
-        retryAfter = res.retryAfter;
-        const ok = status >= 200 && status < 300;
-        if (ok)
-          this.logger.log('info', 'graphql', {
-            operation,
-            attempt,
-            status,
-            durationMs: Date.now() - started,
-          });
-        if (status === 401 && !refreshedAfter401) {
-          // The token may have been revoked or expired early: one retry with a fresh token.
-          this.tokens.invalidate(token);
-          refreshedAfter401 = true;
-          this.logger.log('warn', 'graphql unauthorised; retrying once with a fresh token', {
-            operation,
-            attempt,
-            status,
-          });
-          continue;
-        }
-        if (status === 401) {
-          throw new UpstreamError(
-            'upstream_rejected',
-            this.endpoint,
-            `${operation} unauthorised even with a fresh token`,
-            { upstreamStatus: status },
-          );
-        }
-        if (ok || !isTransientStatus(status)) {
-          const body = res.body;
-          if (ok && !body)
-            throw new UpstreamError(
-              'upstream_malformed',
-              this.endpoint,
-              `${operation}: response is not a GraphQL JSON result`,
-            );
-          if (ok) return this.result(operation, status, body?.data, body?.errors, options.schema);
-          if (body?.errors?.length) throw this.errors(operation, body.errors, body.data, status);
-          throw new UpstreamError(
-            'upstream_rejected',
-            this.endpoint,
-            `${operation} refused with HTTP ${status}`,
-            {
-              upstreamStatus: status,
-            },
-          );
-        }
-      } catch (err) {
-        if (options.abortSignal?.aborted) throw options.abortSignal.reason;
-        if (err instanceof GraphqlErrors || err instanceof UpstreamError) throw err;
-        if ((err as { code?: unknown }).code === 'response_too_large')
-          throw new UpstreamError(
-            'upstream_malformed',
-            this.endpoint,
-            `${operation}: ${(err as Error).message}`,
-          );
-        failure = err; // network error or timeout: retried
-      }
+    const failed = (attempt: number, status: number, started: number) =>
       this.logger.log('warn', 'graphql request failed', {
         operation,
         attempt,
         status,
         durationMs: Date.now() - started,
       });
-      if (attempt >= this.retry.maxAttempts) {
-        throw new UpstreamError(
-          status ? 'upstream_unavailable' : 'upstream_timeout',
-          this.endpoint,
-          `${operation} failed after ${attempt} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
-          { status: 503, upstreamStatus: status, cause: failure },
-        );
-      }
-      await sleep(
-        retryDelayMs(attempt, this.retry, retryAfter, this.clock.now(), this.random),
-        options.abortSignal,
-      );
-    }
+    return withRetries<T>(
+      async (attempt) => {
+        // At most twice round: once more with a fresh token after a 401.
+        for (;;) {
+          const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
+          const started = Date.now();
+          const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
+          let res: Answer;
+          try {
+            res = await this.send(document, name, options.variables, token, signal);
+          } catch (err) {
+            if (options.abortSignal?.aborted) throw options.abortSignal.reason;
+            if (err instanceof IntegrationError && err.code === 'response_too_large')
+              throw new UpstreamError('upstream_malformed', this.endpoint, `${operation}: ${err.message}`);
+            failed(attempt, 0, started); // network error or timeout: transient
+            return { transient: { status: 0, cause: err } };
+          }
+          const { status, body } = res;
+          if (status === 401 && !refreshedAfter401) {
+            // The token may have been revoked or expired early: one retry with a fresh token.
+            this.tokens.invalidate(token);
+            refreshedAfter401 = true;
+            this.logger.log('warn', 'graphql unauthorised; retrying once with a fresh token', {
+              operation,
+              attempt,
+              status,
+            });
+            continue;
+          }
+          if (status === 401)
+            throw new UpstreamError(
+              'upstream_rejected',
+              this.endpoint,
+              `${operation} unauthorised even with a fresh token`,
+              { upstreamStatus: status },
+            );
+          if (status >= 200 && status < 300) {
+            this.logger.log('info', 'graphql', {
+              operation,
+              attempt,
+              status,
+              durationMs: Date.now() - started,
+            });
+            if (!body)
+              throw new UpstreamError(
+                'upstream_malformed',
+                this.endpoint,
+                `${operation}: response is not a GraphQL JSON result`,
+              );
+            return { done: this.result(operation, status, body.data, body.errors, options.schema) };
+          }
+          if (!isTransientStatus(status)) {
+            if (body?.errors?.length) throw this.errors(operation, body.errors, body.data, status);
+            throw new UpstreamError(
+              'upstream_rejected',
+              this.endpoint,
+              `${operation} refused with HTTP ${status}`,
+              {
+                upstreamStatus: status,
+              },
+            );
+          }
+          failed(attempt, status, started);
+          return { transient: { status, retryAfter: res.retryAfter } };
+        }
+      },
+      this.retry,
+      {
+        abortSignal: options.abortSignal,
+        clock: this.clock,
+        random: this.random,
+        exhausted: ({ status, cause }, attempts) =>
+          new UpstreamError(
+            status ? 'upstream_unavailable' : 'upstream_timeout',
+            this.endpoint,
+            `${operation} failed after ${attempts} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
+            { status: 503, upstreamStatus: status, cause },
+          ),
+      },
+    );
   }
 
   /**

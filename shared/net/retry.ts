@@ -1,4 +1,8 @@
-/** Capped exponential backoff with full jitter, honouring Retry-After; sleeps abort with the caller. */
+/**
+ * The app's one retry policy: capped exponential backoff with jitter, honouring Retry-After, sleeps that abort
+ * with the caller. Every client that retries (GraphQL, token, delegated refresh, webhook) goes through
+ * `withRetries`; each decides for itself which of its failures are transient.
+ */
 export interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
@@ -34,6 +38,49 @@ export function retryDelayMs(
   random?: () => number,
 ): number {
   return retryAfterMs(retryAfter, nowMs, policy.maxDelayMs) ?? backoffMs(attempt, policy, random);
+}
+
+/** What a failed attempt saw, for the wait before the next one and for the error when none is left. */
+export interface TransientFailure {
+  /** The HTTP status, or 0 when there was no answer (network error, reset, timeout). */
+  status: number;
+  retryAfter?: string | null;
+  cause?: unknown;
+}
+
+/** One attempt's outcome: done with a value, or a transient failure that another attempt may get past. */
+export type Attempt<T> = { done: T } | { transient: TransientFailure };
+
+export interface WithRetriesOptions {
+  abortSignal?: AbortSignal;
+  /** Reads "now" for Retry-After dates. */
+  clock?: { now(): number };
+  random?: () => number;
+  /** Before each wait: for a log line naming the operation, attempt and status. */
+  onRetry?: (attempt: number, waitMs: number, failure: TransientFailure) => void;
+  /** The error when every attempt failed transiently. */
+  exhausted: (failure: TransientFailure, attempts: number) => Error;
+}
+
+/**
+ * Runs `operation` until it is done, at most `policy.maxAttempts` times, waiting between attempts as the policy
+ * and the server's Retry-After say. A permanent failure is the operation's to throw: it ends the retries at once.
+ */
+export async function withRetries<T>(
+  operation: (attempt: number) => Promise<Attempt<T>>,
+  policy: RetryPolicy,
+  options: WithRetriesOptions,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await operation(attempt);
+    if ('done' in outcome) return outcome.done;
+    const failure = outcome.transient;
+    if (attempt >= policy.maxAttempts) throw options.exhausted(failure, attempt);
+    const now = options.clock?.now() ?? Date.now();
+    const waitMs = retryDelayMs(attempt, policy, failure.retryAfter, now, options.random);
+    options.onRetry?.(attempt, waitMs, failure);
+    await sleep(waitMs, options.abortSignal);
+  }
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,4 +1,11 @@
-import { backoffMs, retryAfterMs, retryDelayMs } from '../../shared/net/retry';
+import {
+  backoffMs,
+  retryAfterMs,
+  retryDelayMs,
+  withRetries,
+  type Attempt,
+  type TransientFailure,
+} from '../../shared/net/retry';
 
 describe('retry policy', () => {
   const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000 };
@@ -20,5 +27,71 @@ describe('retry policy', () => {
     expect(retryDelayMs(1, policy, '60', 0, () => 1)).toBe(1000);
     expect(retryDelayMs(3, policy, 'soon', 0, () => 0.5)).toBe(300);
     expect(retryDelayMs(1, policy, null, 0, () => 0)).toBe(50);
+  });
+});
+
+describe('withRetries', () => {
+  const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
+  const exhausted = (f: TransientFailure, attempts: number) =>
+    new Error(`gave up after ${attempts} (${f.status})`);
+
+  it('tries again after a transient failure, waiting what the policy says, and answers the value', async () => {
+    const outcomes: Array<Attempt<string>> = [
+      { transient: { status: 503 } },
+      { transient: { status: 0 } },
+      { done: 'ok' },
+    ];
+    const waits: number[] = [];
+    const seen: number[] = [];
+    const value = await withRetries(
+      async (attempt) => {
+        seen.push(attempt);
+        return outcomes.shift() as Attempt<string>;
+      },
+      policy,
+      { exhausted, onRetry: (_a, waitMs) => waits.push(waitMs) },
+    );
+    expect(value).toBe('ok');
+    expect(seen).toEqual([1, 2, 3]);
+    expect(waits).toHaveLength(2);
+    for (const w of waits) expect(w).toBeLessThanOrEqual(policy.maxDelayMs);
+  });
+
+  it('gives up after the last attempt with the error the caller builds from what it saw', async () => {
+    let calls = 0;
+    await expect(
+      withRetries(
+        async () => {
+          calls++;
+          return { transient: { status: 429, retryAfter: '0' } };
+        },
+        policy,
+        { exhausted },
+      ),
+    ).rejects.toThrow('gave up after 3 (429)');
+    expect(calls).toBe(3);
+  });
+
+  it('a permanent failure (thrown) ends it at once; an abort ends the wait with the caller’s reason', async () => {
+    let calls = 0;
+    await expect(
+      withRetries(
+        async () => {
+          calls++;
+          throw new Error('refused for good');
+        },
+        policy,
+        { exhausted },
+      ),
+    ).rejects.toThrow('refused for good');
+    expect(calls).toBe(1);
+    const controller = new AbortController();
+    const slow = { maxAttempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 };
+    const pending = withRetries(async () => ({ transient: { status: 503 } }), slow, {
+      exhausted,
+      abortSignal: controller.signal,
+    });
+    controller.abort(new Error('stopped by the caller'));
+    await expect(pending).rejects.toThrow('stopped by the caller');
   });
 });
