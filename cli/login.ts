@@ -1,8 +1,8 @@
 import QRCode from 'qrcode';
 import { createAccessLayer } from '../shared/access';
-import { runDeviceFlow } from '../shared/auth/device-flow-driver';
-import type { DeviceFlowState } from '../shared/auth/device-flow';
-import { requestDeviceCode } from '../shared/auth/device-http';
+import { runDeviceFlow } from '../shared/device-login/terminal';
+import type { DeviceFlowState } from '../shared/device-login/flow';
+import { requestDeviceCode } from '../shared/device-login/idp';
 import { tenantEndpoints } from '../shared/auth/endpoints';
 import { systemClock, type Clock } from '../shared/clock';
 import { parse, type CommandHelp } from './args';

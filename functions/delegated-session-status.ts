@@ -1,6 +1,6 @@
 import { app } from '@azure/functions';
 import { sessionView } from '../shared/auth/delegated-session';
-import { deviceLoginInstanceId } from '../shared/auth/device-login';
+import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
 import { appContext } from '../shared/app';
 
 /**

@@ -1,16 +1,8 @@
 import * as df from 'durable-functions';
-import { requestDeviceCode } from '../shared/auth/device-http';
-import { DEVICE_LOGIN, keepDeviceCode, type DeviceCodeTicket } from '../shared/auth/device-login';
-import { tenantEndpoints } from '../shared/auth/endpoints';
 import { appContext } from '../shared/app';
+import { DEVICE_LOGIN, requestCodeActivity } from '../shared/device-login/orchestration';
 
-/**
- * Activity: seed §4.1, `client_id=portal`, `scope=openid`. The device code goes to the session secret store;
- * the orchestration (and so its history) gets a ticket with a handle instead.
- */
+/** Activity: a device code, kept in the session secret store; the orchestration gets a ticket. */
 df.app.activity(DEVICE_LOGIN.requestCode, {
-  handler: async (): Promise<DeviceCodeTicket> => {
-    const access = appContext().access();
-    return keepDeviceCode(access.sessionSecrets, await requestDeviceCode(tenantEndpoints(access.tenant)));
-  },
+  handler: () => requestCodeActivity(appContext().access()),
 });

@@ -1,7 +1,19 @@
 import type { TenantGraphqlClient } from '../graphql/client';
 import { SignedPoster } from '../net/webhook';
 import { guardedPost } from './callback';
-import type { ExportInput, ExportState, StreamOutcome, StreamTask } from './orchestration';
+import { z } from 'zod';
+import type { App } from '../app';
+import { exportSummary } from '../runs/summary';
+import {
+  exportInputSchema,
+  exportStateSchema,
+  streamOutcomeSchema,
+  streamTaskSchema,
+  type ExportInput,
+  type ExportState,
+  type StreamOutcome,
+  type StreamTask,
+} from './orchestration';
 import type { ExportSetup } from './setup';
 import type { DownloadLink } from './storage';
 
@@ -120,4 +132,39 @@ export async function notifyExport(
     `export.${state.status}`,
     await publicExport(setup, state),
   );
+}
+
+/*
+ * The export orchestration's activities (functions/export-*.ts register them under EXPORT's names). Each parses its
+ * input: activity inputs and outputs are stored in the durable history — never a link, token or secret.
+ */
+
+/** One stream of an export to its blob, streaming; the outcome (file or error) for the manifest. */
+export const streamActivity = (app: App, input: unknown) =>
+  runExportStream(app.exports(), app.access().graphql, streamTaskSchema.parse(input));
+
+const finishInput = z.object({
+  input: exportInputSchema,
+  outcomes: z.array(streamOutcomeSchema),
+  finishedAt: z.string(),
+});
+
+/** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
+export async function finishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
+  const { input, outcomes, finishedAt } = finishInput.parse(raw);
+  const out = await finishExport(app.exports(), input, outcomes, finishedAt);
+  const summary = exportSummary(input, outcomes, finishedAt);
+  if (summary.outcome === 'failed')
+    // An alert rule in infra/ reads this record: its message and fields are part of the contract.
+    app.logger.log('warn', 'export failed', { runId: input.id, tenant: input.tenant, code: 'export_failed' });
+  await app.runs().save(summary);
+  return out;
+}
+
+const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string() });
+
+/** The signed callback. Download links are signed here and sent, never returned — so they stay out of history. */
+export async function notifyActivity(app: App, raw: unknown): Promise<void> {
+  const { state, callbackUrl } = notifyInput.parse(raw);
+  await notifyExport(app.exports(), state, callbackUrl);
 }

@@ -1,7 +1,7 @@
 import { TableClient } from '@azure/data-tables';
 import { failure } from '../helpers/failure';
-import { afterPoll, nextStep, startDeviceFlow, type DeviceFlowState } from '../../shared/auth/device-flow';
-import { pollDeviceToken, requestDeviceCode } from '../../shared/auth/device-http';
+import { afterPoll, nextStep, startDeviceFlow, type DeviceFlowState } from '../../shared/device-login/flow';
+import { pollDeviceToken, requestDeviceCode } from '../../shared/device-login/idp';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
 import { LoginRequired } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../../shared/access';
-import { requestDeviceCode, pollDeviceToken } from '../../shared/auth/device-http';
+import { requestDeviceCode, pollDeviceToken } from '../../shared/device-login/idp';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
 import { loadConfig } from '../../shared/config';
 import { readBodyUpTo } from '../../shared/exports/http';

@@ -4,7 +4,7 @@ import {
   nextStep,
   startDeviceFlow,
   type DeviceFlowState,
-} from '../../shared/auth/device-flow';
+} from '../../shared/device-login/flow';
 
 const T0 = 1_700_000_000_000;
 const code = {

@@ -1,6 +1,6 @@
 import { UpstreamError } from '../errors';
-import type { DeviceCode, PollOutcome } from './device-flow';
-import { DEVICE_CODE_GRANT, PORTAL_CLIENT_ID, type TenantEndpoints } from './endpoints';
+import type { DeviceCode, PollOutcome } from './flow';
+import { DEVICE_CODE_GRANT, PORTAL_CLIENT_ID, type TenantEndpoints } from '../auth/endpoints';
 import {
   delegatedTokenSchema,
   deviceAuthorizationSchema,
@@ -8,7 +8,7 @@ import {
   postForm,
   type DelegatedTokenResponse,
   type FetchLike,
-} from './oauth';
+} from '../auth/oauth';
 
 export interface DeviceHttpOptions {
   fetch?: FetchLike;

@@ -1,16 +1,9 @@
 import { systemClock, type Clock } from '../clock';
 import { sleep as realSleep } from '../net/retry';
-import {
-  afterPoll,
-  cancel,
-  nextStep,
-  startDeviceFlow,
-  type DeviceCode,
-  type DeviceFlowState,
-} from './device-flow';
-import { pollDeviceToken } from './device-http';
-import type { TenantEndpoints } from './endpoints';
-import type { DelegatedTokenResponse, FetchLike } from './oauth';
+import { afterPoll, cancel, nextStep, startDeviceFlow, type DeviceCode, type DeviceFlowState } from './flow';
+import { pollDeviceToken } from './idp';
+import type { TenantEndpoints } from '../auth/endpoints';
+import type { DelegatedTokenResponse, FetchLike } from '../auth/oauth';
 
 export interface DeviceFlowDriverOptions {
   clock?: Clock;
