@@ -3,7 +3,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
-import { exportStream, type ExportFile } from '../shared/exports/write';
+import { writeExportStream, type ExportFile } from '../shared/exports/write';
 import { resolveStreams } from '../shared/streams';
 import { parse, UsageError, type CommandHelp } from './args';
 import { describeTarget, resolveTenant } from './context';
@@ -55,7 +55,7 @@ export async function exportCommand(args: string[]): Promise<number> {
       const file = `${stream.name}.${extensionOf(format, Boolean(values.gzip))}`;
       const partial = join(dir, `.${file}.partial`);
       try {
-        const result = await exportStream(access.graphql, stream, createWriteStream(partial), {
+        const result = await writeExportStream(access.graphql, stream, createWriteStream(partial), {
           format,
           gzip: values.gzip,
         });

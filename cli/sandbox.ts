@@ -22,7 +22,7 @@ export const SANDBOX_HELP: CommandHelp = {
     'change it. Point commands at this sandbox with the TENANT_* settings from the JSON line.',
 };
 
-/** Starts the sandbox; when ready prints one JSON line (DESIGN §4) and runs until SIGINT/SIGTERM. */
+/** Starts the sandbox; when ready prints one JSON line (docs/sandbox.md) and runs until SIGINT/SIGTERM. */
 export async function sandboxCommand(args: string[]): Promise<number> {
   const { values } = parse(args, {
     port: { type: 'string' },

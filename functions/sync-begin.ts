@@ -1,7 +1,7 @@
 import * as df from 'durable-functions';
 import { appContext } from '../shared/app';
-import { beginActivity } from '../shared/sync/activities';
+import { syncBeginActivity } from '../shared/sync/activities';
 import { SYNC } from '../shared/sync/orchestration';
 
 /** Activity: the run to work on — the unfinished one (resumed under its id) or a new one — and its streams. */
-df.app.activity(SYNC.begin, { handler: (input: unknown) => beginActivity(appContext(), input) });
+df.app.activity(SYNC.begin, { handler: (input: unknown) => syncBeginActivity(appContext(), input) });

@@ -67,7 +67,7 @@ function sameSiteJson(sb: Sandbox, handler: Handler): Handler {
   };
 }
 
-/** Test and demo hooks under `{base_url}/_sandbox/` (DESIGN §4). */
+/** Test and demo hooks under `{base_url}/_sandbox/` (docs/sandbox.md). */
 export function registerHooks(router: Router, sb: Sandbox): void {
   const post = (path: string, handler: Handler) =>
     router.add('POST', path, 'hooks', sameSiteJson(sb, handler));

@@ -109,7 +109,7 @@ ${field('expiresOn', 'Expiry date (optional)', { type: 'date' })}
   const guardCredentials = (req: Request) => {
     sb.realm(req);
     const who = requireLogin(req);
-    // Absent, not forbidden, where the organisation has not enabled M2M credentials (seed §5).
+    // Absent, not forbidden, where the organisation has not enabled M2M credentials (docs/service-rules.md#credentials).
     if (!sb.options.m2mEnabled) throw new HttpError(404, { error: 'not_found' });
     if (!m2mAllowed(who.person))
       throw new HttpError(403, {

@@ -11,7 +11,7 @@ param deploymentContainerName string
 param appInsightsName string
 param nodeVersion string
 param maximumInstanceCount int
-@description('The app settings of DESIGN §3 (names the app validates at start-up).')
+@description('The app settings of docs/configuration.md (names the app validates at start-up).')
 param appSettings object
 @description('Client id of a Microsoft Entra app registration: when set, Easy Auth signs people in before /api/manage.')
 param manageEntraClientId string = ''

@@ -6,7 +6,7 @@ import type { UserSession } from './sessions';
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 300;
 export const PORTAL_CLIENT_ID = 'portal';
 
-/** Device-flow and refresh token response (seed §2): access + refresh token, refresh_expires_in. */
+/** Device-flow and refresh token response (docs/service-rules.md#tokens): access + refresh token, refresh_expires_in. */
 export async function personTokenResponse(sb: Sandbox, person: Person, session: UserSession, scope: string) {
   const issuer = sb.issuer();
   const common = {
@@ -51,7 +51,7 @@ const serviceAccountId = (clientId: string) => {
 };
 
 /**
- * Client-credentials response (seed §2): no refresh token. Claims as Keycloak 26 issues them for a service
+ * Client-credentials response (docs/service-rules.md#tokens): no refresh token. Claims as Keycloak 26 issues them for a service
  * account: `sub` is the service-account user's UUID, `azp` names the client, no `client_id` claim.
  */
 export async function serviceAccountTokenResponse(sb: Sandbox, clientId: string) {

@@ -45,7 +45,7 @@ export interface ClientCredentialsOptions {
 }
 
 /**
- * One cached client-credentials token per process (seed §4.2, §5): exactly the seed's call, no scope, no
+ * One cached client-credentials token per process (docs/service-rules.md#tokens): exactly the documented call, no scope, no
  * refresh token; concurrent callers share one request; renewed ahead of expiry.
  */
 export class ClientCredentialsProvider {

@@ -32,7 +32,7 @@ export const delegatedSecretName = (tenant: string) =>
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * A person's delegated session (device flow, seed §5): the refresh token lives only in the secret store;
+ * A person's delegated session (device flow, docs/service-rules.md#tokens): the refresh token lives only in the secret store;
  * metadata (who, since, last refresh, refresh expiry, state) in the metadata store. Refreshing returns a
  * new refresh token, which replaces the stored one; a failed refresh means the device flow must run again.
  */

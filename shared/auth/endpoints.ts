@@ -1,6 +1,6 @@
 import type { TenantSettings } from '../config';
 
-/** The seed's endpoints (§4), derived from `{auth_url}` and `{tenant}` in one place. */
+/** The service's endpoints (docs/service-rules.md#endpoints), derived from `{auth_url}` and `{tenant}` in one place. */
 export interface TenantEndpoints {
   /** OpenID Connect discovery of the tenant's realm. */
   discovery: string;
@@ -20,6 +20,6 @@ export function tenantEndpoints(tenant: TenantSettings): TenantEndpoints {
   };
 }
 
-/** The public client the seed names for the device flow and refresh. */
+/** The public client the service names for the device flow and refresh. */
 export const PORTAL_CLIENT_ID = 'portal';
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';

@@ -1,5 +1,5 @@
 /**
- * The device-flow poll loop of seed §3 as a pure state machine. It never reads the clock or sleeps: its
+ * The device-flow poll loop (docs/service-rules.md#device-flow) as a pure state machine. It never reads the clock or sleeps: its
  * driver (the durable orchestrator with durable timers, or the CLI with real time) passes `now` in and
  * does the waiting and the HTTP. Replay-safe: same inputs, same outputs.
  */
@@ -70,7 +70,7 @@ export function nextStep(state: DeviceFlowState, now: number): { step: Step; sta
   return { step: { action: 'poll' }, state };
 }
 
-/** Applies one poll's result: every row of the seed's poll table. */
+/** Applies one poll's result: every row of the poll table. */
 export function afterPoll(state: DeviceFlowState, outcome: PollOutcome, now: number): DeviceFlowState {
   if (state.status !== 'waiting') return state;
   const polls = state.polls + 1;
@@ -92,7 +92,7 @@ export function afterPoll(state: DeviceFlowState, outcome: PollOutcome, now: num
     case 'access_denied':
       return { status: 'denied', polls, error: outcome.error };
     default:
-      // Any other error stops (seed §3); unknown ones included (DESIGN §9).
+      // Any other error stops, unknown ones included (docs/service-rules.md#device-flow).
       return { status: 'failed', polls, error: outcome.error, description: outcome.description };
   }
 }

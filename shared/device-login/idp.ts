@@ -16,7 +16,7 @@ export interface DeviceHttpOptions {
   abortSignal?: AbortSignal;
 }
 
-/** Seed §4.1: `client_id=portal`, `scope=openid`. A failure stops the flow (seed §7). */
+/** `client_id=portal`, `scope=openid`; a failure stops the flow (docs/service-rules.md#device-flow). */
 export async function requestDeviceCode(
   endpoints: TenantEndpoints,
   options: DeviceHttpOptions = {},
@@ -50,7 +50,7 @@ export async function requestDeviceCode(
   };
 }
 
-/** One poll (seed §4.2, device_code grant). The token response, if any, is returned for storing. */
+/** One poll (device_code grant, docs/service-rules.md#device-flow). The token response, if any, is returned for storing. */
 export async function pollDeviceToken(
   endpoints: TenantEndpoints,
   deviceCode: string,
@@ -65,7 +65,7 @@ export async function pollDeviceToken(
       options,
     );
   } catch (err) {
-    // A refused redirect is final, like any poll error other than pending and slow_down (seed §3).
+    // A refused redirect is final, like any poll error other than pending and slow_down (docs/service-rules.md#device-flow).
     if (err instanceof UpstreamError && err.code === 'upstream_rejected')
       return { outcome: { kind: 'error', error: 'redirect_refused', description: err.message } };
     throw err;

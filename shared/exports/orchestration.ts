@@ -47,7 +47,7 @@ export const streamOutcomeSchema = z.union([
 ]);
 export type StreamOutcome = z.infer<typeof streamOutcomeSchema>;
 
-export type StreamState = 'pending' | 'running' | 'completed' | 'failed';
+export type ExportStreamState = 'pending' | 'running' | 'completed' | 'failed';
 
 /**
  * An export as its status route and callback show it (and as the orchestration's custom status keeps it):

@@ -140,7 +140,7 @@ export async function notifyExport(
  */
 
 /** One stream of an export to its blob, streaming; the outcome (file or error) for the manifest. */
-export const streamActivity = (app: App, input: unknown) =>
+export const exportStreamActivity = (app: App, input: unknown) =>
   runExportStream(app.exports(), app.access().graphql, streamTaskSchema.parse(input));
 
 const finishInput = z.object({
@@ -150,7 +150,7 @@ const finishInput = z.object({
 });
 
 /** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
-export async function finishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
+export async function exportFinishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
   const { input, outcomes, finishedAt } = finishInput.parse(raw);
   const out = await finishExport(app.exports(), input, outcomes, finishedAt);
   const summary = exportSummary(input, outcomes, finishedAt);
@@ -164,7 +164,7 @@ export async function finishActivity(app: App, raw: unknown): Promise<{ manifest
 const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string() });
 
 /** The signed callback. Download links are signed here and sent, never returned — so they stay out of history. */
-export async function notifyActivity(app: App, raw: unknown): Promise<void> {
+export async function exportNotifyActivity(app: App, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
   await notifyExport(app.exports(), state, callbackUrl);
 }

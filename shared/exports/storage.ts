@@ -12,7 +12,7 @@ import { lazyContainer } from '../state/lazy';
 import type { StreamDefinition } from '../streams';
 import { extensionOf, type ExportFormat } from './formats';
 import type { StoredFile } from './orchestration';
-import { exportStream } from './write';
+import { writeExportStream } from './write';
 
 export const EXPORTS_CONTAINER = 'exports';
 /** How long a download link works. */
@@ -74,7 +74,7 @@ export class ExportStorage {
         stop.abort(err);
         throw err;
       });
-    const writing = exportStream(graphql, stream, pipe, { ...task, abortSignal: signal }).catch(
+    const writing = writeExportStream(graphql, stream, pipe, { ...task, abortSignal: signal }).catch(
       (err: unknown) => {
         pipe.destroy(err as Error);
         throw err;

@@ -34,7 +34,7 @@ export interface ExportFile {
  * file as they arrive, the Parquet file is written from that in two streaming passes (columns, then rows in groups
  * of at most ROW_GROUP), and then streamed to `out` the same way. Disk holds the stream twice while that runs.
  */
-export async function exportStream(
+export async function writeExportStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
   out: Writable,

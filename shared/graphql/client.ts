@@ -62,7 +62,7 @@ const bodyOf = (data: unknown, errors: unknown): GraphqlBody | undefined =>
     : { data, errors: Array.isArray(errors) ? errors : undefined };
 
 /**
- * GraphQL over HTTP (POST, JSON) with the seed's rules: a bearer token per request, M2M tokens never sent
+ * GraphQL over HTTP (POST, JSON) with the service's rules (docs/service-rules.md): a bearer token per request, M2M tokens never sent
  * with a mutation, retries for transient faults, a 401 answered by one retry with a fresh token. Logs
  * name the operation, never the token or the variables.
  */
@@ -121,7 +121,7 @@ export class TenantGraphqlClient {
 
   async request<T = unknown>(document: string, options: RequestOptions<T> = {}): Promise<T> {
     const { operation, name, isMutation } = this.analyse(document);
-    // Seed §4.3: M2M credentials are read-only. Refuse before anything reaches the network.
+    // M2M credentials are read-only (docs/service-rules.md#credentials). Refuse before anything reaches the network.
     if (isMutation && this.tokens.kind === 'm2m') {
       throw new RequestRefused(
         'read_only_credential',

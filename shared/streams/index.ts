@@ -46,7 +46,7 @@ const connection = (field: string, selection: string) =>
 
 const PERSON = 'id name email';
 
-/** The six record kinds of the sandbox (DESIGN §4), every field selected. */
+/** The six record kinds of the sandbox (docs/sandbox.md), every field selected. */
 export const DEFAULT_STREAMS: readonly StreamDefinition[] = [
   connection(
     'controls',

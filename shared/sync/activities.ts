@@ -16,7 +16,7 @@ import { beginRun, finishRun, syncStream, type StreamResult } from './run';
  */
 
 /** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams. */
-export async function beginActivity(app: App, input: unknown): Promise<SyncPlan> {
+export async function syncBeginActivity(app: App, input: unknown): Promise<SyncPlan> {
   const { full, trigger } = runInputSchema.parse(input);
   const sync = app.sync();
   const run = await beginRun(sync.context, { full });
@@ -34,7 +34,7 @@ export async function beginActivity(app: App, input: unknown): Promise<SyncPlan>
 }
 
 /** One stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
-export async function sliceActivity(app: App, input: unknown): Promise<StreamResult> {
+export async function syncSliceActivity(app: App, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
   const sync = app.sync();
   const definition = sync.streams.find((s) => s.name === stream);
@@ -55,7 +55,7 @@ export async function sliceActivity(app: App, input: unknown): Promise<StreamRes
 }
 
 /** The manifest to the sinks and the summary to the run history; a complete run clears its checkpoints. */
-export async function finishActivity(app: App, input: unknown) {
+export async function syncFinishActivity(app: App, input: unknown) {
   const { run, results, trigger } = finishInputSchema.parse(input);
   const { context } = app.sync();
   const manifest = await finishRun(context, run, results);

@@ -53,14 +53,14 @@ export const finishInputSchema = z
   })
   .strict();
 
-export type StreamState = 'waiting' | 'running' | 'done' | 'failed';
+export type SyncStreamState = 'waiting' | 'running' | 'done' | 'failed';
 
 /** The orchestration's custom status: per-stream state and counts; never a record, token or secret. */
 export interface SyncStatus {
   runId: string;
   resumed: boolean;
   state: 'running' | 'completed' | 'failed';
-  streams: Record<string, { state: StreamState; counts?: StreamCounts; error?: string }>;
+  streams: Record<string, { state: SyncStreamState; counts?: StreamCounts; error?: string }>;
   /** A failure of the run itself (planning, or the manifest), as opposed to a stream's. */
   error?: string;
 }
@@ -80,7 +80,7 @@ export function syncStatus(
     streams: Object.fromEntries(
       plan.streams.map((s) => {
         const r = results[s];
-        const st: StreamState =
+        const st: SyncStreamState =
           r && !r.ok ? 'failed' : r?.done ? 'done' : running.includes(s) ? 'running' : 'waiting';
         return [
           s,

@@ -10,7 +10,7 @@ import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
 import { prefetch } from './prefetch';
 import type { ChangeSink, RunManifest } from '../sinks';
-import type { RunRecord, SyncStateStore } from './state';
+import type { SyncRunRecord, SyncStateStore } from './state';
 
 export interface SyncContext {
   tenant: string;
@@ -57,11 +57,11 @@ async function readLog(
 export async function beginRun(
   ctx: SyncContext,
   options: { full?: boolean; runId?: string } = {},
-): Promise<RunRecord & { resumed: boolean }> {
+): Promise<SyncRunRecord & { resumed: boolean }> {
   const existing = options.full ? undefined : await ctx.state.readRun(ctx.tenant);
   if (existing) return { ...existing, resumed: true };
   const startedAt = new Date((ctx.clock ?? systemClock).now()).toISOString();
-  const run: RunRecord = {
+  const run: SyncRunRecord = {
     runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
     startedAt,
     full: Boolean(options.full),
@@ -79,7 +79,7 @@ export async function beginRun(
 export async function syncStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
-  run: RunRecord,
+  run: SyncRunRecord,
   ctx: SyncContext,
   options: { deadlineMs?: number } = {},
 ): Promise<StreamResult> {
@@ -187,7 +187,7 @@ export async function syncStream(
  */
 export async function finishRun(
   ctx: SyncContext,
-  run: RunRecord,
+  run: SyncRunRecord,
   results: StreamResult[],
 ): Promise<RunManifest> {
   const manifest: RunManifest = {

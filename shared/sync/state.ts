@@ -8,12 +8,12 @@ import { z } from 'zod';
 import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
-export const runRecordSchema = z.object({
+export const syncRunRecordSchema = z.object({
   runId: z.string().min(1),
   startedAt: z.string(),
   full: z.boolean(),
 });
-export type RunRecord = z.infer<typeof runRecordSchema>;
+export type SyncRunRecord = z.infer<typeof syncRunRecordSchema>;
 
 /**
  * Where the sync keeps its state between runs, per tenant: each stream's snapshot (one object), each stream's
@@ -34,13 +34,13 @@ export interface SyncStateStore {
     options?: { create?: boolean },
   ): Promise<void>;
   clearCheckpoint(tenant: string, stream: string): Promise<void>;
-  readRun(tenant: string): Promise<RunRecord | undefined>;
-  writeRun(tenant: string, run: RunRecord | undefined): Promise<void>;
+  readRun(tenant: string): Promise<SyncRunRecord | undefined>;
+  writeRun(tenant: string, run: SyncRunRecord | undefined): Promise<void>;
 }
 
-const parseRun = (text: string): RunRecord | undefined => {
+const parseRun = (text: string): SyncRunRecord | undefined => {
   try {
-    return runRecordSchema.parse(JSON.parse(text));
+    return syncRunRecordSchema.parse(JSON.parse(text));
   } catch {
     return undefined; // unreadable: start a new run rather than fail every run from now on
   }
@@ -139,7 +139,7 @@ export class FileSyncStateStore implements SyncStateStore {
     return bytes && parseRun(bytes.toString('utf8'));
   }
 
-  async writeRun(tenant: string, run: RunRecord | undefined) {
+  async writeRun(tenant: string, run: SyncRunRecord | undefined) {
     const path = this.path(tenant, 'run.json');
     if (run) await this.replace(path, JSON.stringify(run));
     else await rm(path, { force: true });
@@ -217,7 +217,7 @@ export class BlobSyncStateStore implements SyncStateStore {
     return bytes && parseRun(bytes.toString('utf8'));
   }
 
-  async writeRun(tenant: string, run: RunRecord | undefined) {
+  async writeRun(tenant: string, run: SyncRunRecord | undefined) {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, 'run.json'));
     if (!run) {
       await blob.deleteIfExists();

@@ -10,7 +10,7 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 describe('tenant-integrations sandbox', () => {
-  it('prints the ready line of DESIGN §4 and stores the demo secret in a 0600 secret file', async () => {
+  it('prints the ready line of docs/sandbox.md and stores the demo secret in a 0600 secret file', async () => {
     const secretFile = join(dir, 'secrets.json');
     const cli = startCli(['sandbox', '--records', '20', '--tenant', 'contoso', '--seed', 'cli'], {
       cwd: dir,

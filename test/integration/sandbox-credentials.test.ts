@@ -9,7 +9,7 @@ beforeEach(() => sb.hook('reset'));
 
 const Q = '{ currentTenant { name } }';
 
-describe('credential lifecycle (seed §3, §5)', () => {
+describe('credential lifecycle (docs/service-rules.md#credentials)', () => {
   it('create: label required, secret returned once, usable at the token endpoint', async () => {
     expect((await sb.hook('credentials', {})).status).toBe(400);
     const created = await sb.hook('credentials', { label: 'nightly export' });
@@ -80,7 +80,7 @@ function portalClient(base: string) {
   return { go };
 }
 
-describe('portal: Settings → API Credentials (seed §4.4, §5)', () => {
+describe('portal: Settings → API Credentials (docs/service-rules.md#credentials)', () => {
   it('a Super User creates, sees the secret once, rotates and revokes', async () => {
     const p = portalClient(sb.baseUrl);
     const root = `/${sb.tenant}`;

@@ -8,7 +8,7 @@ beforeAll(async () => {
 afterAll(() => sb.close());
 beforeEach(() => sb.hook('reset'));
 
-describe('device authorization request (seed §4.1, §2)', () => {
+describe('device authorization request (docs/service-rules.md#device-flow)', () => {
   it('answers the seed fields: XXXX-NNNN user code, verification URIs under the realm, 600 s, interval 5', async () => {
     const res = await sb.deviceAuthorization();
     expect(res.status).toBe(200);
@@ -22,7 +22,7 @@ describe('device authorization request (seed §4.1, §2)', () => {
     expect(b.device_code.length).toBeGreaterThanOrEqual(32);
   });
 
-  it('fails with a non-success status and an error body when the request is wrong (seed §7)', async () => {
+  it('fails with a non-success status and an error body when the request is wrong (docs/service-rules.md#device-flow)', async () => {
     // Keycloak 26 answers a missing client_id as an unknown client.
     const noClient = await sb.deviceAuthorization({ scope: 'openid' });
     expect(noClient.status).toBe(401);
@@ -48,7 +48,7 @@ describe('device authorization request (seed §4.1, §2)', () => {
   });
 });
 
-describe('poll state table (seed §3)', () => {
+describe('poll state table (docs/service-rules.md#device-flow)', () => {
   it('waiting → authorization_pending (HTTP 400, error body) while the person has not logged in', async () => {
     const { body } = await sb.deviceAuthorization();
     const poll = await sb.pollDevice(body.device_code);

@@ -30,7 +30,7 @@ async function walk(token: string, kind: string, first: number): Promise<string[
   throw new Error('pagination did not end');
 }
 
-describe('GraphQL endpoint (seed §4.3)', () => {
+describe('GraphQL endpoint (docs/service-rules.md#graphql)', () => {
   it('answers the seed root fields tenant(name) and currentTenant', async () => {
     const res = await sb.graphql(
       m2m,
@@ -100,7 +100,7 @@ describe('GraphQL endpoint (seed §4.3)', () => {
   });
 });
 
-describe('mutations: people may, M2M credentials may not (seed §4.3, §7)', () => {
+describe('mutations: people may, M2M credentials may not (docs/service-rules.md#credentials)', () => {
   const mutation =
     'mutation Set($id: ID!, $status: String) { updateControl(id: $id, input: { status: $status }) { id status } }';
   const statusOf = async (id: string) => {

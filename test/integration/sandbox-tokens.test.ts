@@ -10,7 +10,7 @@ beforeEach(() => sb.hook('reset'));
 
 const TENANT_QUERY = '{ currentTenant { name } }';
 
-describe('token lifecycle (seed §3): device-flow tokens', () => {
+describe('token lifecycle (docs/service-rules.md#tokens): device-flow tokens', () => {
   it('an access token is accepted until 300 s have elapsed, then no longer authorised', async () => {
     const { access_token } = await sb.personTokens();
     expect((await sb.graphql(access_token, TENANT_QUERY)).status).toBe(200);
@@ -115,7 +115,7 @@ describe('sessions an administrator or the person ends (as Keycloak 26)', () => 
   });
 });
 
-describe('client credentials (seed §4.2, §5)', () => {
+describe('client credentials (docs/service-rules.md#tokens)', () => {
   it('returns access_token, expires_in 300, Bearer and no refresh token', async () => {
     const res = await sb.clientCredentials();
     expect(res.status).toBe(200);

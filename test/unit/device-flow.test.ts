@@ -19,7 +19,7 @@ const waiting = (s: DeviceFlowState) => {
   return s;
 };
 
-describe('device-flow state machine (seed §3 poll table)', () => {
+describe('device-flow state machine (docs/service-rules.md#device-flow)', () => {
   it('starts waiting, shows the code and link, first poll after one interval', () => {
     const s = waiting(startDeviceFlow(code, T0));
     expect(s).toMatchObject({

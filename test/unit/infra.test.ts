@@ -263,7 +263,7 @@ describe('role assignments: least privilege, narrowest scope', () => {
 describe('app settings', () => {
   const settings = objectKeys(main.modules.find((m) => m.symbol === 'app')?.body ?? '', 'appSettings');
 
-  it('has every setting of DESIGN §3, under the names the app reads', () => {
+  it('has every setting of docs/configuration.md, under the names the app reads', () => {
     expect(settings).toEqual(
       expect.arrayContaining([
         'TENANT_NAME',
