@@ -21,7 +21,7 @@ export const EventType = {
 } as const;
 
 /** The library's ActionType values that the local host carries out. */
-const Action = {
+export const Action = {
   CallActivity: 0,
   CallActivityWithRetry: 1,
   ContinueAsNew: 4,
@@ -31,7 +31,7 @@ const Action = {
   WhenAll: 12,
 };
 
-interface OrchestratorAction {
+export interface OrchestratorAction {
   actionType: number;
   functionName?: string;
   input?: unknown;
@@ -39,7 +39,7 @@ interface OrchestratorAction {
   compoundActions?: OrchestratorAction[];
 }
 
-interface OrchestratorState {
+export interface OrchestratorState {
   isDone: boolean;
   actions: OrchestratorAction[][];
   output?: unknown;
@@ -64,7 +64,7 @@ export class DurableHttpError extends Error {
 }
 
 const TERMINAL: RuntimeStatus[] = ['Completed', 'Failed', 'Terminated'];
-const FAILURE_MARKER = '\n\n$OutOfProcData$:';
+export const FAILURE_MARKER = '\n\n$OutOfProcData$:';
 
 function event(
   type: number,
@@ -76,7 +76,7 @@ function event(
 }
 
 /** Leaf actions in the order the library numbers its tasks (compound tasks: children in order). */
-function flatten(actions: OrchestratorAction[]): OrchestratorAction[] {
+export function flatten(actions: OrchestratorAction[]): OrchestratorAction[] {
   return actions.flatMap((a) => (a.compoundActions ? flatten(a.compoundActions) : [a]));
 }
 
@@ -440,7 +440,7 @@ export class DurableEngine {
 }
 
 /** durable-functions pre-serialises string inputs (`Utils.processInput`); the host hands the activity the value. */
-function activityInput(input: unknown): unknown {
+export function activityInput(input: unknown): unknown {
   if (typeof input !== 'string') return input;
   try {
     return JSON.parse(input) as unknown;

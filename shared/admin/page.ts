@@ -1,30 +1,18 @@
+import { pageHead } from './layout';
+
 /**
  * The admin page: plain HTML and a small script, no front-end build. The admin key comes from the page's
  * own URL (`?code=`) and goes back only in the `x-functions-key` header of our own API calls.
  */
-export const ADMIN_PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Tenant integrations — admin</title>
-<style>
-  :root { color-scheme: light; }
-  body { font-family: system-ui, sans-serif; margin: 0; background: #f5f6f8; color: #1b1f24; line-height: 1.45; }
-  header { background: #1f3a5f; color: #fff; padding: .8rem 1.5rem; }
-  header { display: flex; justify-content: space-between; align-items: baseline; gap: 1rem; }
-  header h1 { margin: 0; font-size: 1.25rem; }
-  header a { color: #fff; }
-  main { max-width: 52rem; margin: 1.5rem auto; padding: 0 1rem; display: grid; gap: 1.25rem; }
-  section { background: #fff; border-radius: 8px; padding: 1.25rem 1.5rem; border: 1px solid #d0d5dc; }
-  h2 { margin-top: 0; font-size: 1.1rem; }
+export const ADMIN_PAGE = `${pageHead('Tenant integrations — admin', {
+  maxWidthRem: 52,
+  css: `  :root { color-scheme: light; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0; }
   dt { font-weight: 600; }
   dd { margin: 0; }
   button { font-size: 1rem; padding: .55rem 1.1rem; border-radius: 4px; border: 2px solid #1f3a5f; background: #1f3a5f; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #1f3a5f; }
   button:disabled { opacity: .6; cursor: not-allowed; }
-  :focus-visible { outline: 3px solid #b35c00; outline-offset: 2px; }
   .code { font-family: ui-monospace, monospace; font-size: 3rem; letter-spacing: .15em; font-weight: 700; margin: .5rem 0; }
   .qr svg { width: 12rem; height: 12rem; }
   .login { display: grid; grid-template-columns: 1fr auto; gap: 1rem; align-items: center; }
@@ -32,9 +20,8 @@ export const ADMIN_PAGE = `<!doctype html>
   .state.connected, .state.authorised { background: #dff3e4; color: #0b5d1e; }
   .state.login-required, .state.failed, .state.denied, .state.expired { background: #fde7e9; color: #8a1c24; }
   .error { color: #8a1c24; font-weight: 600; }
-  a { color: #0b4f9c; }
-</style>
-</head>
+`,
+})}
 <body>
 <header><h1>Tenant integrations — admin</h1><nav><a id="status-link" href="manage/status">Status page: runs, charts, health</a></nav></header>
 <main>

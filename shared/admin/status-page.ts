@@ -1,3 +1,4 @@
+import { pageHead } from './layout';
 import type { RunSummary } from '../runs/history';
 
 /**
@@ -215,21 +216,9 @@ export function statusPage(view: StatusView): string {
 <tr class="detail-row ${r.outcome}"><td colspan="7">${detail(r)}</td></tr>`,
     )
     .join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Tenant integrations — status</title>
-<style>
-  body { font-family: system-ui, sans-serif; margin: 0; background: #f5f6f8; color: #1b1f24; line-height: 1.45; }
-  header { background: #1f3a5f; color: #fff; padding: .8rem 1.5rem; display: flex; justify-content: space-between; align-items: baseline; }
-  header h1 { margin: 0; font-size: 1.25rem; }
-  header a { color: #fff; }
-  main { max-width: 64rem; margin: 1.5rem auto; padding: 0 1rem; display: grid; gap: 1.25rem; }
-  section { background: #fff; border-radius: 8px; padding: 1.25rem 1.5rem; border: 1px solid #d0d5dc; }
-  h2 { margin-top: 0; font-size: 1.1rem; }
-  ul.parts { list-style: none; padding: 0; margin: 0; display: grid; gap: .4rem; }
+  return `${pageHead('Tenant integrations — status', {
+    maxWidthRem: 64,
+    css: `  ul.parts { list-style: none; padding: 0; margin: 0; display: grid; gap: .4rem; }
   .badge { display: inline-block; min-width: 5.5rem; font-weight: 700; }
   .part.ok .badge { color: #1b5e20; } .part.warn .badge { color: #7a4f00; } .part.fail .badge { color: #8a1c24; } .part.unknown .badge { color: #4a5361; }
   figure { margin: 0 0 1rem; } figcaption { font-size: .9rem; color: #4a5361; }
@@ -247,10 +236,8 @@ export function statusPage(view: StatusView): string {
   .run-detail table { margin: .5rem 0; } .sr { text-align: left; font-size: .9rem; color: #4a5361; }
   .outcome.failed, .error { color: #8a1c24; font-weight: 700; } .outcome.succeeded { color: #1b5e20; font-weight: 600; }
   details summary { cursor: pointer; color: #0b4f9c; }
-  :focus-visible { outline: 3px solid #b35c00; outline-offset: 2px; }
-  a { color: #0b4f9c; }
-</style>
-</head>
+`,
+  })}
 <body>
 <header><h1>Tenant integrations — status${view.tenant ? ` (${esc(view.tenant)})` : ''}</h1><a href="${esc(view.adminHref)}">Admin page</a></header>
 <main>

@@ -1,4 +1,13 @@
 import { InvocationContext } from '@azure/functions';
+import type { HistoryEvent } from '../../devhost/durable/store';
+import {
+  Action,
+  activityInput,
+  EventType,
+  FAILURE_MARKER,
+  flatten as leaves,
+  type OrchestratorState,
+} from '../../devhost/durable/engine';
 
 /**
  * Drives a registered orchestrator the way the Functions host does, with durable-functions' own replay: every
@@ -9,49 +18,6 @@ import { InvocationContext } from '@azure/functions';
  * The handler comes from the registrations the app made through `@azure/functions-core` (the test mocks it with
  * devhost/functions-core.ts), so a function registered under another name than the orchestrator calls is caught.
  */
-
-const EventType = {
-  ExecutionStarted: 0,
-  TaskScheduled: 4,
-  TaskCompleted: 5,
-  TaskFailed: 6,
-  TimerCreated: 10,
-  TimerFired: 11,
-  OrchestratorStarted: 12,
-  OrchestratorCompleted: 13,
-  EventRaised: 15,
-} as const;
-
-const Action = {
-  CallActivity: 0,
-  CallActivityWithRetry: 1,
-  CreateTimer: 5,
-  WaitForExternalEvent: 6,
-} as const;
-
-interface HistoryEvent {
-  EventType: number;
-  EventId: number;
-  IsPlayed: boolean;
-  Timestamp: string;
-  [key: string]: unknown;
-}
-
-interface OrchestratorAction {
-  actionType: number;
-  functionName?: string;
-  input?: unknown;
-  fireAt?: string | Date;
-  compoundActions?: OrchestratorAction[];
-}
-
-interface OrchestratorState {
-  isDone: boolean;
-  actions: OrchestratorAction[][];
-  output?: unknown;
-  customStatus?: unknown;
-  error?: string;
-}
 
 /** Something the orchestrator is waiting for: an activity it called or a timer it set. */
 export interface Scheduled {
@@ -73,19 +39,6 @@ export interface Episode {
 }
 
 type Handler = (trigger: unknown, context: InvocationContext) => Promise<unknown>;
-
-const leaves = (actions: OrchestratorAction[]): OrchestratorAction[] =>
-  actions.flatMap((a) => (a.compoundActions ? leaves(a.compoundActions) : [a]));
-
-/** durable-functions pre-serialises string inputs; the host hands the activity the value. */
-const activityInput = (input: unknown) => {
-  if (typeof input !== 'string') return input;
-  try {
-    return JSON.parse(input) as unknown;
-  } catch {
-    return input;
-  }
-};
 
 export class ScriptedOrchestration {
   private history: HistoryEvent[] = [];
@@ -149,9 +102,12 @@ export class ScriptedOrchestration {
       state = (await (registration.handler as Handler)(trigger, context)) as OrchestratorState;
     } catch (err) {
       const message = (err as Error).message;
-      const marker = message.indexOf('\n\n$OutOfProcData$:');
+      const marker = message.indexOf(FAILURE_MARKER);
       try {
-        state = marker >= 0 ? (JSON.parse(message.slice(marker + 18)) as OrchestratorState) : undefined;
+        state =
+          marker >= 0
+            ? (JSON.parse(message.slice(marker + FAILURE_MARKER.length)) as OrchestratorState)
+            : undefined;
       } catch {
         state = undefined;
       }
