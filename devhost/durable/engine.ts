@@ -75,6 +75,24 @@ function event(
   return { EventType: type, EventId: id, IsPlayed: false, Timestamp: timestamp, ...extra };
 }
 
+/** What the host hands an orchestrator's handler for one episode: the whole history and the instance's input. */
+export const orchestrationTrigger = (
+  history: HistoryEvent[],
+  input: unknown,
+  instanceId: string,
+  isReplaying: boolean,
+) => ({
+  history,
+  input,
+  instanceId,
+  isReplaying,
+  parentInstanceId: '',
+  upperSchemaVersion: 3,
+  maximumShortTimerDuration: '6.00:00:00',
+  longRunningTimerIntervalDuration: '3.00:00:00',
+  defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
+});
+
 /** Leaf actions in the order the library numbers its tasks (compound tasks: children in order). */
 export function flatten(actions: OrchestratorAction[]): OrchestratorAction[] {
   return actions.flatMap((a) => (a.compoundActions ? flatten(a.compoundActions) : [a]));
@@ -338,17 +356,12 @@ export class DurableEngine {
     const fresh = [event(EventType.OrchestratorStarted, -1, now), ...r.inbox];
     r.inbox = [];
     const history = [...live.history.map((e) => ({ ...e, IsPlayed: true })), ...fresh];
-    const trigger = {
+    const trigger = orchestrationTrigger(
       history,
-      input: r.input ? JSON.parse(r.input) : undefined,
-      instanceId: r.instanceId,
-      isReplaying: live.history.length > 0,
-      parentInstanceId: '',
-      upperSchemaVersion: 3,
-      maximumShortTimerDuration: '6.00:00:00',
-      longRunningTimerIntervalDuration: '3.00:00:00',
-      defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
-    };
+      r.input ? JSON.parse(r.input) : undefined,
+      r.instanceId,
+      live.history.length > 0,
+    );
     const context = new InvocationContext({
       invocationId: randomUUID(),
       functionName: r.name,

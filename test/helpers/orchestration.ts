@@ -6,6 +6,7 @@ import {
   EventType,
   FAILURE_MARKER,
   flatten as leaves,
+  orchestrationTrigger,
   type OrchestratorState,
 } from '../../devhost/durable/engine';
 
@@ -81,17 +82,7 @@ export class ScriptedOrchestration {
     const fresh = [this.event(EventType.OrchestratorStarted), ...this.inbox];
     this.inbox = [];
     const history = [...this.history.map((e) => ({ ...e, IsPlayed: true })), ...fresh];
-    const trigger = {
-      history,
-      input: this.input,
-      instanceId: this.instanceId,
-      isReplaying: this.history.length > 0,
-      parentInstanceId: '',
-      upperSchemaVersion: 3,
-      maximumShortTimerDuration: '6.00:00:00',
-      longRunningTimerIntervalDuration: '3.00:00:00',
-      defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
-    };
+    const trigger = orchestrationTrigger(history, this.input, this.instanceId, this.history.length > 0);
     const context = new InvocationContext({
       invocationId: `episode-${this.history.length}`,
       functionName: this.name,
