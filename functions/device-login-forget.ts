@@ -1,9 +1,9 @@
 import * as df from 'durable-functions';
-import { z } from 'zod';
 import { appContext } from '../shared/app';
-import { DEVICE_LOGIN, forgetActivity } from '../shared/device-login/orchestration';
+import { endActivity } from '../shared/device-login/activities';
+import { DEVICE_LOGIN } from '../shared/device-login/orchestration';
 
-/** Activity: the login has ended (any way), so its device code leaves the secret store. */
+/** Activity: the login has ended (any way): its device code leaves the secret store; it ends in the run history. */
 df.app.activity(DEVICE_LOGIN.forget, {
-  handler: (input: unknown) => forgetActivity(appContext().access(), z.string().min(1).parse(input)),
+  handler: (input: unknown) => endActivity(appContext(), input),
 });

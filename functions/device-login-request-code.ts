@@ -1,8 +1,9 @@
 import * as df from 'durable-functions';
 import { appContext } from '../shared/app';
-import { DEVICE_LOGIN, requestCodeActivity } from '../shared/device-login/orchestration';
+import { requestCodeActivity } from '../shared/device-login/activities';
+import { DEVICE_LOGIN } from '../shared/device-login/orchestration';
 
 /** Activity: a device code, kept in the session secret store; the orchestration gets a ticket. */
 df.app.activity(DEVICE_LOGIN.requestCode, {
-  handler: () => requestCodeActivity(appContext().access()),
+  handler: (input: unknown) => requestCodeActivity(appContext(), input),
 });

@@ -2,21 +2,17 @@ import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import type { InvocationContext, Timer } from '@azure/functions';
 import { appContext } from '../shared/app';
-import { isRunning, readInstance } from '../shared/durable';
-import { SYNC, syncInstanceId } from '../shared/sync/orchestration';
+import { startSyncRun } from '../shared/runs/http';
 
-/** SYNC_SCHEDULE → the sync orchestration, one per tenant: a tick while a run is going is skipped and logged. */
+/**
+ * SYNC_SCHEDULE → the sync orchestration, one per tenant: a tick while a run is going is skipped and logged. Before
+ * a run starts, runs whose orchestration stopped without ending them are recorded as failed.
+ */
 df.app.client.timer('syncTimer', {
   schedule: '%SYNC_SCHEDULE%',
   runOnStartup: false,
   handler: async (_timer: Timer, client: DurableClient, context: InvocationContext) => {
-    const id = syncInstanceId(appContext().access().tenant.name);
-    const existing = await readInstance(client, id);
-    if (existing && isRunning(existing.runtimeStatus)) {
-      context.log(`sync tick skipped: run ${id} is still ${existing.runtimeStatus}`);
-      return;
-    }
-    await client.startNew(SYNC.orchestrator, { instanceId: id, input: {} });
-    context.log(`sync run started: ${id}`);
+    const outcome = await startSyncRun(client, appContext(), 'schedule');
+    if (!outcome.started) context.log(`sync tick skipped: a run is still ${outcome.running.runtimeStatus}`);
   },
 });

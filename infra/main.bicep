@@ -80,11 +80,15 @@ param syncFormat string = 'ndjson'
 @description('E-mail address for alerts (sync failing, credential rejected, admin login needed, exports failing, no successful sync). Empty: no receiver.')
 param alertEmail string = ''
 
-@description('Minutes between scheduled syncs, for the no-successful-sync alert (match SYNC_SCHEDULE).')
+@description('The longest wait between two scheduled syncs, in minutes: the no-successful-sync alert waits twice as long. azd\'s preprovision hook derives it from SYNC_SCHEDULE (tools/provision.ts).')
+@minValue(1)
 param syncIntervalMinutes int = 15
 
+@description('Part of every resource name, made once per deployment by the preprovision hook and cleared by postdown, so `azd up` after `azd down` does not collide with the soft-deleted Key Vaults (purge protection keeps their names 90 days).')
+param resourceSuffix string = ''
+
 var tags = { 'azd-env-name': environmentName }
-var token = toLower(uniqueString(subscription().id, environmentName, location))
+var token = toLower(uniqueString(subscription().id, environmentName, location, resourceSuffix))
 
 resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: 'rg-${environmentName}'
@@ -193,3 +197,6 @@ output SERVICE_APP_URI string = app.outputs.uri
 output KEY_VAULT_URL string = vaults.outputs.credentialsVaultUri
 output KEY_VAULT_SESSIONS_URL string = vaults.outputs.sessionsVaultUri
 output TENANT_CLIENT_SECRET_NAME string = clientSecretName
+// For the optional Entra sign-in in front of /api/manage (docs/security.md): the app registration needs this
+// redirect URI and ID tokens enabled, because Easy Auth signs people in with the implicit flow (no client secret).
+output MANAGE_ENTRA_REDIRECT_URI string = empty(manageEntraClientId) ? '' : '${app.outputs.uri}/.auth/login/aad/callback'

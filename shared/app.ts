@@ -1,14 +1,15 @@
 import type { AccessLayer } from './access';
 import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
-import { stderrLogger, type Logger } from './log';
 import type { ExportSetup } from './exports/setup';
+import { appLogger, type LogData, type Logger } from './log';
 import type { RunRecorder } from './runs/recorder';
 import type { SyncSetup } from './sync/setup';
+import type { Telemetry } from './telemetry/setup';
 
 /**
  * What every function shares, built once per process: configuration read and validated at start-up
- * (never `process.env` inside a handler), the logger, and the access layer on first use.
+ * (never `process.env` in a handler), the logger and telemetry, and the access layer on first use.
  */
 export interface App {
   config: AppConfig;
@@ -20,17 +21,32 @@ export interface App {
   sync(): SyncSetup;
   /** Streams, storage and ledger of the export webhook, built on first use. */
   exports(): ExportSetup;
-  /** Run summaries of syncs and exports (never fails a run), built on first use. */
+  /** Run summaries of syncs, exports and logins (never fails a run), built on first use. */
   runs(): RunRecorder;
+  /**
+   * One invocation's work in its span — a child of its run's span when `fields.runId` names one — with its
+   * telemetry sent before it returns (the host may freeze the process right after).
+   */
+  traced<T>(name: string, fields: LogData, work: () => Promise<T>): Promise<T>;
 }
 
 let app: App | undefined;
 
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use: the Azure SDKs, the GraphQL client
+   and the telemetry SDK would cost a cold start hundreds of milliseconds otherwise */
 export function appContext(): App {
   if (!app) {
     // Invalid settings fail here, at start-up, with one message naming every bad setting.
     const config = loadConfig(process.env);
-    const logger = stderrLogger();
+    const tracing = config.telemetry.otlpEndpoint || config.telemetry.appInsightsConnectionString;
+    let telemetry: Telemetry | undefined;
+    if (tracing) {
+      const { setupTelemetry } = require('./telemetry/setup') as typeof import('./telemetry/setup');
+      const { azureCredential } = require('./secrets/credential') as typeof import('./secrets/credential');
+      telemetry = setupTelemetry(config.telemetry, { credential: () => azureCredential(config) });
+    }
+    // In Azure, records reach Application Insights as OpenTelemetry logs; a stderr copy would arrive twice.
+    const logger = appLogger({ stderr: !(config.hosted && config.telemetry.appInsightsConnectionString) });
     let sync: SyncSetup | undefined;
     let exports: ExportSetup | undefined;
     let runs: RunRecorder | undefined;
@@ -38,32 +54,55 @@ export function appContext(): App {
       config,
       logger,
       clock: appClock,
-      // Loaded on first use: the Azure SDKs and GraphQL client cost a cold start ~200 ms otherwise.
       access: () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { accessLayer } = require('./access') as typeof import('./access');
         return accessLayer(config, { logger, clock: appClock });
       },
       sync: () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { syncSetup } = require('./sync/setup') as typeof import('./sync/setup');
         sync ??= syncSetup(config, self.access(), { clock: appClock, logger });
         return sync;
       },
       exports: () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { exportSetup } = require('./exports/setup') as typeof import('./exports/setup');
-        exports ??= exportSetup(config, self.access(), { clock: appClock, logger });
+        exports ??= exportSetup(config, self.access(), {
+          clock: appClock,
+          logger,
+          // The run begins in the history (as running) and in its trace as soon as the export is accepted.
+          accepted: (input) =>
+            self.traced(
+              'export accepted',
+              { runId: input.id, tenant: input.tenant, count: input.streams.length },
+              () => {
+                const { exportSummary } = require('./runs/summary') as typeof import('./runs/summary');
+                return self.runs().save(exportSummary(input, []));
+              },
+            ),
+        });
         return exports;
       },
       runs: () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { runRecorder } = require('./runs/setup') as typeof import('./runs/setup');
         runs ??= runRecorder(config, { clock: appClock, logger });
         return runs;
+      },
+      async traced(name, fields, work) {
+        if (!telemetry) return work();
+        const { inSpan, runContext } = require('./telemetry') as typeof import('./telemetry');
+        try {
+          return await inSpan(
+            name,
+            fields,
+            work,
+            fields.runId ? { parent: runContext(String(fields.runId)) } : {},
+          );
+        } finally {
+          await telemetry.flush();
+        }
       },
     };
     app = self;
   }
   return app;
 }
+/* eslint-enable @typescript-eslint/no-require-imports */

@@ -1,16 +1,66 @@
-import type { DurableClient } from 'durable-functions';
+import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import { z } from 'zod';
 
 const RUNNING = ['Pending', 'Running', 'ContinuedAsNew'];
 
-/** An instance's status for starters: a missing instance is `undefined`, not an error. */
+export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
 
-export async function readInstance(client: DurableClient, id: string) {
-  try {
-    return await client.getStatus(id);
-  } catch (err) {
-    if (/404/.test((err as Error).message)) return undefined;
-    throw err;
-  }
+/** The binding data a durable client is built from (local-host.md in shared/notes: the same in Azure). */
+interface ClientData {
+  rpcBaseUrl?: string;
+  managementUrls?: { id: string; statusQueryGetUri: string };
 }
 
-export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
+/**
+ * An instance's status for starters, read by the HTTP status the Durable Functions extension answers: 404 is "no
+ * such instance" (`undefined`), 200/202 a status, anything else an error naming the status. The library's own
+ * `getStatus` turns a 404 into an Error whose message is the only way to tell it from other failures, so the
+ * request is made here, to the same address the library uses (the worker's RPC endpoint, else the status URL).
+ */
+export async function readInstance(
+  client: DurableClient,
+  id: string,
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<DurableOrchestrationStatus | undefined> {
+  const data = (client as unknown as { clientData?: ClientData }).clientData;
+  const url = data?.rpcBaseUrl
+    ? new URL(`instances/${encodeURIComponent(id)}`, data.rpcBaseUrl).href
+    : data?.managementUrls?.statusQueryGetUri.replace(data.managementUrls.id, encodeURIComponent(id));
+  if (!url)
+    throw new Error('the durable client has no status address (binding data without rpcBaseUrl or URLs)');
+  const res = await fetch(url, {
+    redirect: 'manual',
+    signal: options.abortSignal ?? AbortSignal.timeout(30_000),
+  });
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const text = await res.text();
+  if (res.status !== 200 && res.status !== 202)
+    throw new Error(`the durable store answered HTTP ${res.status} for instance ${id}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const body = statusBody.safeParse(json);
+  if (!body.success) throw new Error(`the durable store answered an unreadable status for instance ${id}`);
+  return body.data as DurableOrchestrationStatus;
+}
+
+/** What the extension answers for an instance, with its times as dates (as the library's own status has them). */
+const statusBody = z
+  .object({
+    name: z.string(),
+    instanceId: z.string(),
+    createdTime: z.coerce.date(),
+    lastUpdatedTime: z.coerce.date(),
+    input: z.unknown(),
+    output: z.unknown(),
+    runtimeStatus: z.string(),
+    customStatus: z.unknown().optional(),
+    history: z.array(z.unknown()).optional(),
+  })
+  .loose();

@@ -60,6 +60,11 @@ export const ERRORS = {
     title: 'Invalid GraphQL document',
     action: 'Fix the GraphQL document named in the message (one operation that parses).',
   },
+  storage_unavailable: {
+    title: 'Storage refused or did not answer',
+    action:
+      'Check AzureWebJobsStorage and that the app’s identity has Storage Blob and Table Data Contributor; the next run resumes from its checkpoints.',
+  },
   // Where runs deliver.
   sink_rejected: {
     title: 'Sink refused a record',
@@ -124,6 +129,28 @@ export const ERRORS = {
     action: 'Finish or cancel the running login, or start with ?force=true to replace it.',
   },
   device_login_ended: { title: 'The device login has ended', action: 'Start a new device login.' },
+  device_login_denied: {
+    title: 'Device login denied',
+    action: 'The person declined on the identity provider’s page: start a new login and approve it.',
+  },
+  device_login_expired: {
+    title: 'Device login expired',
+    action: 'No one signed in within the code’s lifetime (10 minutes): start a new login and sign in sooner.',
+  },
+  device_login_failed: {
+    title: 'Device login failed',
+    action:
+      'The identity provider refused the login (see the message): check TENANT_AUTH_URL and start a new login.',
+  },
+  device_login_cancelled: {
+    title: 'Device login cancelled',
+    action: 'Start a new device login when you are ready.',
+  },
+  run_stopped: {
+    title: 'Run stopped',
+    action:
+      'The orchestration was terminated or stopped before it ended its run; the next run resumes from the checkpoints.',
+  },
 } as const satisfies Record<string, { title: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -141,9 +168,13 @@ export function actionFor(code: string | undefined): string | undefined {
   return isErrorCode(normal) ? ERRORS[normal].action : undefined;
 }
 
-/** The code of any error: its own when it is one of ours, else `unexpected`. */
+/** The code of any error: its own when it is one of ours, `storage_unavailable` for an Azure Storage refusal. */
 export const codeOf = (err: unknown): ErrorCode =>
-  err instanceof IntegrationError ? err.code : 'unexpected';
+  err instanceof IntegrationError
+    ? err.code
+    : (err as { name?: unknown } | undefined)?.name === 'RestError'
+      ? 'storage_unavailable'
+      : 'unexpected';
 
 /**
  * The few error classes of the app. Each has a stable `code`, the HTTP status where one fits, and keeps

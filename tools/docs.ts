@@ -15,6 +15,7 @@ const GROUPS: Array<[SettingMeta['group'], string]> = [
   ['azure', 'Azure and the Functions host'],
   ['sync', 'Sync'],
   ['export', 'Export'],
+  ['telemetry', 'Telemetry (OpenTelemetry traces and logs)'],
 ];
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');

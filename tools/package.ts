@@ -23,6 +23,14 @@ export const LOADED_ON_FIRST_USE = [
   '@azure/keyvault-secrets',
   'qrcode',
   'pg',
+  // The telemetry SDK and its exporters: only an app with telemetry configured loads them, at its first invocation.
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/sdk-logs',
+  '@opentelemetry/resources',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-logs-otlp-http',
+  '@azure/monitor-opentelemetry-exporter',
 ];
 
 /** Provided by the Functions worker at run time; never bundled. */

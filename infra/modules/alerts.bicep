@@ -1,4 +1,4 @@
-// Alerts on the app's own structured log records (one JSON line per record, in `traces`), an optional action
+// Alerts on the app's own log records (OpenTelemetry logs, in `traces`), an optional action
 // group, and a workbook with the status page's charts. Queries run inside Azure Monitor, against the component:
 // no key anywhere. The app's side of the contract (messages and fields) is tested in test/integration.
 param appInsightsName string
@@ -28,44 +28,44 @@ resource actionGroup 'Microsoft.Insights/actionGroups@2023-01-01' = {
   }
 }
 
-// The app writes each record as one JSON line: `message` names the event, the other fields are its data.
-var records = 'traces | extend e = parse_json(message) | where isnotnull(e.message)'
-
+// The app's log records reach Application Insights as OpenTelemetry logs (shared/log, shared/telemetry/setup.ts):
+// each is a row of `traces` whose `message` names the event and whose `customDimensions` hold its fields
+// (shared/log/fields.ts). Runs are traces too: each run's span is a row of `dependencies` named after its kind.
 var rules = [
   {
     name: 'sync-failed-in-a-row'
     description: 'Sync runs failed ${failedSyncsInARow} times in a row'
     severity: 2
     windowMinutes: max(60, 2 * failedSyncsInARow * syncIntervalMinutes)
-    query: '${records} | where e.message in ("sync run failed", "sync run completed") | project timestamp, failed = tostring(e.message) == "sync run failed", runId = tostring(e.runId), code = tostring(e.code) | top ${failedSyncsInARow} by timestamp desc | summarize failures = countif(failed), runs = count() | where runs == ${failedSyncsInARow} and failures == runs'
+    query: 'traces | where message in ("sync run failed", "sync run completed") | project timestamp, failed = message == "sync run failed", runId = tostring(customDimensions.runId), code = tostring(customDimensions.code) | top ${failedSyncsInARow} by timestamp desc | summarize failures = countif(failed), runs = count() | where runs == ${failedSyncsInARow} and failures == runs'
   }
   {
     name: 'credential-rejected'
     description: 'The identity provider rejected the M2M credential: rotate it or store its current secret'
     severity: 1
     windowMinutes: 15
-    query: '${records} | where e.message == "M2M credential rejected" | project timestamp, clientId = tostring(e.clientId), code = tostring(e.code)'
+    query: 'traces | where message == "M2M credential rejected" | project timestamp, clientId = tostring(customDimensions.clientId), code = tostring(customDimensions.code)'
   }
   {
     name: 'delegated-session-login-required'
     description: 'The admin delegated session needs a new login'
     severity: 2
     windowMinutes: 15
-    query: '${records} | where e.message == "delegated session needs a new login" | project timestamp, tenant = tostring(e.tenant), reason = tostring(e.reason)'
+    query: 'traces | where message == "delegated session needs a new login" | project timestamp, tenant = tostring(customDimensions.tenant), reason = tostring(customDimensions.reason)'
   }
   {
     name: 'exports-failing'
     description: 'Exports are failing'
     severity: 2
     windowMinutes: 60
-    query: '${records} | where e.message == "export failed" | project timestamp, runId = tostring(e.runId), code = tostring(e.code)'
+    query: 'traces | where message == "export failed" | project timestamp, runId = tostring(customDimensions.runId), code = tostring(customDimensions.code)'
   }
   {
     name: 'no-successful-sync'
     description: 'No successful sync for twice the schedule interval'
     severity: 2
     windowMinutes: max(30, 2 * syncIntervalMinutes)
-    query: 'union (${records} | where e.message == "sync run completed" | project timestamp, runId = tostring(e.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
+    query: 'union (traces | where message == "sync run completed" | project timestamp, runId = tostring(customDimensions.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
   }
 ]
 
@@ -109,8 +109,8 @@ var workbookContent = {
       type: 3
       content: {
         version: 'KqlItem/1.0'
-        title: 'Runs over time, by outcome'
-        query: '${records} | where e.message in ("sync run completed", "sync run failed", "export failed") | summarize runs = count() by bin(timestamp, 1h), outcome = tostring(e.message) | render columnchart'
+        title: 'Runs over time, by kind and outcome'
+        query: 'dependencies | where name in ("sync run", "export run", "device login") | summarize runs = count() by bin(timestamp, 1h), outcome = strcat(tostring(customDimensions.kind), " ", tostring(customDimensions.outcome)) | render columnchart'
         queryType: 0
         resourceType: 'microsoft.insights/components'
         visualization: 'barchart'
@@ -120,8 +120,8 @@ var workbookContent = {
       type: 3
       content: {
         version: 'KqlItem/1.0'
-        title: 'Records per stream'
-        query: '${records} | where e.message == "sync stream failed" or e.message == "graphql" | summarize requests = count() by stream = tostring(e.stream), bin(timestamp, 1h) | render timechart'
+        title: 'Time per stream slice'
+        query: 'dependencies | where name == "sync stream" | summarize p50 = percentile(duration, 50), p95 = percentile(duration, 95) by stream = tostring(customDimensions.stream), bin(timestamp, 1h) | render timechart'
         queryType: 0
         resourceType: 'microsoft.insights/components'
         visualization: 'timechart'
@@ -132,7 +132,7 @@ var workbookContent = {
       content: {
         version: 'KqlItem/1.0'
         title: 'GraphQL request duration'
-        query: '${records} | where e.message == "graphql" | summarize p50 = percentile(todouble(e.durationMs), 50), p95 = percentile(todouble(e.durationMs), 95) by bin(timestamp, 1h) | render timechart'
+        query: 'dependencies | where name == "graphql" | summarize p50 = percentile(duration, 50), p95 = percentile(duration, 95), failed = countif(success == false) by bin(timestamp, 1h) | render timechart'
         queryType: 0
         resourceType: 'microsoft.insights/components'
         visualization: 'timechart'

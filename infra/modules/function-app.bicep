@@ -83,6 +83,8 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
 resource easyAuth 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(manageEntraClientId)) {
   parent: app
   name: 'authsettingsV2'
+  // Both write the site's configuration: the app settings first, so the two updates never race.
+  dependsOn: [app::settings]
   properties: {
     platform: { enabled: true }
     globalValidation: {

@@ -189,8 +189,13 @@ function detail(r: RunSummary) {
   const error = r.error
     ? `<p class="error" role="note"><strong>${esc(r.error.code)}</strong>: ${esc(r.error.message)}</p>${r.error.action ? `<p><strong>What fixes it:</strong> ${esc(r.error.action)}</p>` : ''}`
     : '';
+  const earlier = r.interruptions?.length
+    ? `<p>Resumed after it stopped ${r.interruptions.length === 1 ? 'once' : `${r.interruptions.length} times`}:</p><ul class="interruptions">${r.interruptions
+        .map((i) => `<li>${esc(when(i.at))} — <strong>${esc(i.code)}</strong>: ${esc(i.message)}</li>`)
+        .join('')}</ul>`
+    : '';
   return `<details class="run-detail" data-run="${esc(r.id)}"><summary>Details of ${esc(r.kind)} run ${esc(r.id)}</summary>
-${error}
+${error}${earlier}
 <table><caption>Per stream</caption><thead><tr><th scope="col">stream</th><th scope="col">read</th><th scope="col">created</th><th scope="col">updated</th><th scope="col">deleted</th><th scope="col">time</th><th scope="col">outcome</th></tr></thead><tbody>${rows || '<tr><td colspan="7">no stream has reported yet</td></tr>'}</tbody></table>
 ${r.sinks ? `<p>Sinks: ${esc(r.sinks)}</p>` : ''}
 </details>`;

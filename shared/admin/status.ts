@@ -93,7 +93,9 @@ export async function statusView(app: App, adminHref: string): Promise<StatusVie
         name: 'Secret store',
         state: 'ok',
         detail:
-          health.secretStore === 'key-vault' ? 'Key Vault' : 'development secret file (.local/secrets.json)',
+          health.secretStore === 'key-vault'
+            ? `Key Vault ${app.config.keyVaultUrl ?? ''}`.trim()
+            : `development secret file (${app.config.localSecretsFile})`,
       },
       storage,
     ],

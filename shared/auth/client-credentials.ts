@@ -3,6 +3,7 @@ import type { TenantSettings } from '../config';
 import { CredentialRejected, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
 import { DEFAULT_RETRY, withRetries, type RetryPolicy } from '../net/retry';
+import { inSpan, SpanKind } from '../telemetry';
 import { tenantEndpoints } from './endpoints';
 import {
   clientCredentialsTokenSchema,
@@ -105,7 +106,14 @@ export class ClientCredentialsProvider {
   }
 
   private renew(): Promise<AccessToken> {
-    this.inFlight ??= this.acquire().finally(() => {
+    this.inFlight ??= inSpan(
+      'token',
+      { endpoint: 'token', clientId: this.tenant.clientId },
+      () => this.acquire(),
+      {
+        kind: SpanKind.CLIENT,
+      },
+    ).finally(() => {
       this.inFlight = undefined;
     });
     return this.inFlight;

@@ -6,6 +6,7 @@ import { DEFAULT_RETRY, withRetries, type RetryPolicy } from '../net/retry';
 import type { SecretStore } from '../secrets/types';
 import type { SessionMetadata, SessionMetadataStore } from '../state/session-metadata';
 import { abortable, type AccessToken } from './client-credentials';
+import { inSpan, SpanKind } from '../telemetry';
 import { PORTAL_CLIENT_ID, tenantEndpoints } from './endpoints';
 import {
   delegatedTokenSchema,
@@ -100,7 +101,9 @@ export class DelegatedSession {
   }
 
   private refreshOnce(): Promise<AccessToken> {
-    this.inFlight ??= this.doRefresh().finally(() => {
+    this.inFlight ??= inSpan('token refresh', { endpoint: 'token' }, () => this.doRefresh(), {
+      kind: SpanKind.CLIENT,
+    }).finally(() => {
       this.inFlight = undefined;
     });
     return this.inFlight;

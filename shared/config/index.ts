@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
+import { nextOccurrence, parseNcrontab } from '../ncrontab';
 import { parseSinks, SINK_USAGE, type SinkSpec } from '../sinks';
 
 export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
@@ -37,7 +38,7 @@ export interface SettingMeta {
   description: string;
   default: string;
   usedBy: string;
-  group: 'tenant' | 'secret-name' | 'store' | 'azure' | 'sync' | 'export';
+  group: 'tenant' | 'secret-name' | 'store' | 'azure' | 'sync' | 'export' | 'telemetry';
 }
 
 export const settingsSchema = z
@@ -124,7 +125,17 @@ export const settingsSchema = z
       group: 'azure',
     }),
     SYNC_SCHEDULE: optional(
-      z.string().regex(/^(\S+\s+){5}\S+$/, 'an NCRONTAB expression with six fields (seconds first)'),
+      z.string().superRefine((expression, ctx) => {
+        // The timer trigger's own grammar, checked now: a schedule that never fires fails here, not silently.
+        try {
+          nextOccurrence(parseNcrontab(expression), Date.UTC(2026, 0, 1));
+        } catch (err) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `not a schedule the timer can run: ${(err as Error).message}`,
+          });
+        }
+      }),
     ).meta({
       description: 'When the sync runs: NCRONTAB, six fields, seconds first, UTC.',
       default: '`0 */15 * * * *` (every 15 minutes)',
@@ -254,6 +265,28 @@ export const settingsSchema = z
       usedBy: 'run history, status page',
       group: 'azure',
     }),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsOrLoopback).meta({
+      description:
+        'An OTLP/HTTP endpoint (the OpenTelemetry standard setting) that receives every run’s trace and the app’s log records; `OTEL_EXPORTER_OTLP_HEADERS` adds headers. https, or http on loopback.',
+      default: 'unset: no OTLP export',
+      usedBy: 'telemetry',
+      group: 'telemetry',
+    }),
+    OTEL_SERVICE_NAME: optional(z.string().min(1).max(100)).meta({
+      description: 'The `service.name` the traces and logs carry.',
+      default: '`tenant-integrations`',
+      usedBy: 'telemetry',
+      group: 'telemetry',
+    }),
+    APPLICATIONINSIGHTS_CONNECTION_STRING: optional(
+      z.string().regex(/(^|;)\s*InstrumentationKey=/i, 'an Application Insights connection string'),
+    ).meta({
+      description:
+        'Application Insights (Azure sets it): traces and logs go there through OpenTelemetry, signed in with the app’s identity.',
+      default: 'unset: no Application Insights export',
+      usedBy: 'telemetry',
+      group: 'telemetry',
+    }),
     // Set by the platform on every Azure App Service and Functions instance: how the app knows it runs in Azure.
     WEBSITE_INSTANCE_ID: optional(z.string()).meta({
       description:
@@ -314,6 +347,13 @@ function isHosted(s: { WEBSITE_INSTANCE_ID?: string; AZURE_FUNCTIONS_ENVIRONMENT
 /** How the blob and dir sinks write change files: NDJSON, or with SYNC_FORMAT=parquet, Parquet too. */
 export type SyncFormat = 'ndjson' | 'parquet';
 
+/** Where traces and logs go (shared/telemetry/setup.ts); neither set means no telemetry SDK is loaded. */
+export interface TelemetrySettings {
+  otlpEndpoint?: string;
+  appInsightsConnectionString?: string;
+  serviceName: string;
+}
+
 export interface TenantSettings {
   name: string;
   baseUrl: string;
@@ -362,6 +402,7 @@ export interface AppConfig {
   development: boolean;
   /** Running in Azure outside Development (WEBSITE_INSTANCE_ID is set): no local folders to write to. */
   hosted: boolean;
+  telemetry: TelemetrySettings;
 }
 
 /** Reads every setting once, naming every bad one in a single error. */
@@ -427,6 +468,11 @@ export function loadConfig(
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
     hosted: isHosted(s),
+    telemetry: {
+      otlpEndpoint: s.OTEL_EXPORTER_OTLP_ENDPOINT,
+      appInsightsConnectionString: s.APPLICATIONINSIGHTS_CONNECTION_STRING,
+      serviceName: s.OTEL_SERVICE_NAME ?? 'tenant-integrations',
+    },
   };
 }
 

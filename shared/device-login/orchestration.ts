@@ -1,8 +1,5 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
-import { randomBytes } from 'node:crypto';
-import type { AccessLayer } from '../access';
-import { tenantEndpoints } from '../auth/endpoints';
-import type { SecretStore } from '../secrets/types';
+import { z } from 'zod';
 import {
   afterPoll,
   cancel,
@@ -12,7 +9,6 @@ import {
   type DeviceFlowState,
   type PollOutcome,
 } from './flow';
-import { pollDeviceToken, requestDeviceCode } from './idp';
 
 /** Names shared by the starter, the orchestrator and its activities: each function registers under one of these. */
 export const DEVICE_LOGIN = {
@@ -91,97 +87,74 @@ export function viewOf(state: DeviceFlowState, person?: Person): DeviceLoginView
  */
 export type DeviceCodeTicket = Omit<DeviceCode, 'deviceCode'> & { handle: string };
 
-const HANDLE = /^[0-9a-f]{32}$/;
-const secretName = (handle: string) => {
-  if (!HANDLE.test(handle)) throw new Error('not a device-code handle');
-  return `device-code-${handle}`;
-};
+/** A login attempt as a run: its id (its trace's too) and when it started. */
+export const loginRunSchema = z.object({ runId: z.string().min(1).max(100), startedAt: z.iso.datetime() });
+export type LoginRun = z.infer<typeof loginRunSchema>;
 
-/** Stores the device code under a fresh, never-reused name (Key Vault keeps deleted names reserved). */
-export async function keepDeviceCode(store: SecretStore, code: DeviceCode): Promise<DeviceCodeTicket> {
-  const { deviceCode, ...rest } = code;
-  const handle = randomBytes(16).toString('hex');
-  await store.set(secretName(handle), deviceCode);
-  return { ...rest, handle };
-}
-
-export const readDeviceCode = (store: SecretStore, handle: string) => store.get(secretName(handle));
-
-export const forgetDeviceCode = (store: SecretStore, handle: string) => store.delete(secretName(handle));
-
-/**
- * Activity body: the device authorization request (`client_id=portal`, `scope=openid`; docs/admin-login.md). The
- * device code goes to the session secret store; the orchestration (and so its history) gets a ticket instead.
- */
-export async function requestCodeActivity(access: AccessLayer): Promise<DeviceCodeTicket> {
-  return keepDeviceCode(access.sessionSecrets, await requestDeviceCode(tenantEndpoints(access.tenant)));
-}
-
-/**
- * Activity body: one poll, given the ticket's handle (the device code is read from the secret store). On success
- * the tokens go straight into the delegated session (refresh token to the secret store); the orchestrator only
- * learns who signed in.
- */
-export async function pollActivity(access: AccessLayer, handle: string): Promise<PollResult> {
-  const deviceCode = await readDeviceCode(access.sessionSecrets, handle);
-  const { outcome, tokens } = await pollDeviceToken(tenantEndpoints(access.tenant), deviceCode);
-  if (!tokens) return { outcome };
-  const session = await access.delegated.connect(tokens);
-  return { outcome, person: { username: session.username, name: session.name } };
-}
-
-/** Activity body: the login has ended (any way), so its device code leaves the secret store. */
-export const forgetActivity = (access: AccessLayer, handle: string) =>
-  forgetDeviceCode(access.sessionSecrets, handle);
+export const pollInputSchema = loginRunSchema.extend({ handle: z.string().min(1) });
+export const endInputSchema = loginRunSchema.extend({
+  handle: z.string().min(1).optional(),
+  view: z.object({ state: z.string(), error: z.string().optional() }).loose(),
+});
 
 /**
  * The orchestration: drives the device-flow state machine (./flow.ts) with durable timers. Deterministic: the only
  * clock is `currentUtcDateTime`; every HTTP call is an activity; no token and no device code ever enters its state
  * or history (it holds a ticket whose handle names the code in the session secret store). A `cancel` event ends
- * the polling at once; the code is forgotten however the login ends.
+ * the polling at once; however the login ends, the code is forgotten and the login ends in the run history.
  */
 export function* deviceLoginOrchestrator(
   context: OrchestrationContext,
 ): Generator<Task, DeviceLoginView, unknown> {
   const now = () => context.df.currentUtcDateTime.getTime();
-  context.df.setCustomStatus({ state: 'starting' });
-  let code: DeviceCodeTicket;
+  const startedAt = context.df.currentUtcDateTime.toISOString();
+  const run: LoginRun = {
+    runId: `login-${startedAt.replace(/[:.]/g, '-')}-${context.df.newGuid(`${context.df.instanceId}@${startedAt}`).slice(0, 8)}`,
+    startedAt,
+  };
+  // The run id in the status lets the sweep (shared/runs/sweep.ts) tell this login from a later one.
+  const status = (view: DeviceLoginView) => context.df.setCustomStatus({ ...view, runId: run.runId });
+  status({ state: 'starting' });
+  let code: DeviceCodeTicket | undefined;
+  let final: DeviceLoginView;
   try {
-    code = (yield context.df.callActivity(DEVICE_LOGIN.requestCode)) as DeviceCodeTicket;
+    code = (yield context.df.callActivity(DEVICE_LOGIN.requestCode, run)) as DeviceCodeTicket;
+    let state = startDeviceFlow(code, now());
+    let person: Person | undefined;
+    for (;;) {
+      status(viewOf(state, person));
+      const next = nextStep(state, now());
+      state = next.state;
+      if (next.step.action === 'stop') break;
+      if (next.step.action === 'wait') {
+        const timer = context.df.createTimer(new Date(next.step.until));
+        const cancelled = context.df.waitForExternalEvent(DEVICE_LOGIN.cancelEvent);
+        const winner = yield context.df.Task.any([timer, cancelled]);
+        if (winner === cancelled) {
+          state = cancel(state);
+          break;
+        }
+        continue;
+      }
+      const result = (yield context.df.callActivity(DEVICE_LOGIN.poll, {
+        ...run,
+        handle: code.handle,
+      })) as PollResult;
+      state = afterPoll(state, result.outcome, now());
+      person = result.person ?? person;
+    }
+    final = viewOf(state, person);
   } catch (err) {
-    const failed: DeviceLoginView = {
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 2_000);
+    final = {
       state: 'failed',
-      error: `device code request failed: ${(err as Error).message}`,
+      error: code ? `the login failed: ${message}` : `device code request failed: ${message}`,
       polls: 0,
     };
-    context.df.setCustomStatus(failed);
-    return failed;
   }
-  let state = startDeviceFlow(code, now());
-  let person: Person | undefined;
-  for (;;) {
-    context.df.setCustomStatus(viewOf(state, person));
-    const next = nextStep(state, now());
-    state = next.state;
-    if (next.step.action === 'stop') break;
-    if (next.step.action === 'wait') {
-      const timer = context.df.createTimer(new Date(next.step.until));
-      const cancelled = context.df.waitForExternalEvent(DEVICE_LOGIN.cancelEvent);
-      const winner = yield context.df.Task.any([timer, cancelled]);
-      if (winner === cancelled) {
-        state = cancel(state);
-        break;
-      }
-      continue;
-    }
-    const result = (yield context.df.callActivity(DEVICE_LOGIN.poll, code.handle)) as PollResult;
-    state = afterPoll(state, result.outcome, now());
-    person = result.person ?? person;
-  }
-  const final = viewOf(state, person);
-  context.df.setCustomStatus(final);
+  status(final);
   try {
-    yield context.df.callActivity(DEVICE_LOGIN.forget, code.handle);
+    yield context.df.callActivity(DEVICE_LOGIN.forget, { ...run, handle: code?.handle, view: final });
   } catch {
     // The login's outcome stands; an unused code expires on its own within its lifetime (600 s).
   }

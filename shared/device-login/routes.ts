@@ -11,6 +11,8 @@ const WAIT_FOR_CODE_MS = 10_000;
 /** Our status body for a device-login instance: never the durable system URLs, never a token. */
 export interface DeviceLoginBody {
   id: string;
+  /** This login attempt's id in the run history. */
+  runId?: string;
   state: DeviceLoginView['state'];
   userCode?: string;
   verificationUri?: string;

@@ -172,10 +172,17 @@ export async function createExport(
       return accepted(request, claimed.exportId, stateOf(existing)?.status ?? 'queued', true);
     }
   }
-  const slot = await setup.ledger.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {
-    const instance = await readInstance(client, exportInstanceId(holder));
-    return instance ? isRunning(instance.runtimeStatus) : undefined;
-  });
+  let slot: boolean;
+  try {
+    slot = await setup.ledger.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {
+      const instance = await readInstance(client, exportInstanceId(holder));
+      return instance ? isRunning(instance.runtimeStatus) : undefined;
+    });
+  } catch (err) {
+    // Storage failed before any export existed: the key goes back, so a retry with it can start one.
+    if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);
+    throw err;
+  }
   if (!slot) {
     if (key.value) await setup.ledger.releaseKey(scope, key.value);
     return problem(
@@ -205,6 +212,7 @@ export async function createExport(
     instanceId: exportInstanceId(id),
     count: input.streams.length,
   });
+  await setup.accepted(input);
   return accepted(request, id, 'queued');
 }
 

@@ -7,6 +7,7 @@ export const EXPORT = {
   orchestrator: 'exportRun',
   stream: 'exportStream',
   finish: 'exportFinish',
+  fail: 'exportFail',
   notify: 'exportNotify',
 } as const;
 
@@ -122,28 +123,28 @@ export function exportState(
 export function* exportOrchestrator(context: OrchestrationContext): Generator<Task, ExportState, unknown> {
   const input = exportInputSchema.parse(context.df.getInput());
   const outcomes: Record<string, StreamOutcome> = {};
-  let pending = [...input.streams];
-  let failures: string[] = [];
-  while (pending.length && !failures.length) {
-    const wave = pending.slice(0, EXPORT_CONCURRENCY);
-    pending = pending.slice(EXPORT_CONCURRENCY);
-    context.df.setCustomStatus(exportState(input, outcomes, wave));
-    const out = (yield context.df.Task.all(
-      wave.map((stream) =>
-        context.df.callActivity(EXPORT.stream, {
-          id: input.id,
-          format: input.format,
-          gzip: input.gzip,
-          stream,
-        }),
-      ),
-    )) as StreamOutcome[];
-    for (const o of out) outcomes[o.ok ? o.file.stream : o.stream] = o;
-    failures = out.flatMap((o) => (o.ok ? [] : [`${o.stream}: ${o.error}`]));
-  }
-  const finishedAt = context.df.currentUtcDateTime.toISOString();
   let state: ExportState;
   try {
+    let pending = [...input.streams];
+    let failures: string[] = [];
+    while (pending.length && !failures.length) {
+      const wave = pending.slice(0, EXPORT_CONCURRENCY);
+      pending = pending.slice(EXPORT_CONCURRENCY);
+      context.df.setCustomStatus(exportState(input, outcomes, wave));
+      const out = (yield context.df.Task.all(
+        wave.map((stream) =>
+          context.df.callActivity(EXPORT.stream, {
+            id: input.id,
+            format: input.format,
+            gzip: input.gzip,
+            stream,
+          }),
+        ),
+      )) as StreamOutcome[];
+      for (const o of out) outcomes[o.ok ? o.file.stream : o.stream] = o;
+      failures = out.flatMap((o) => (o.ok ? [] : [`${o.stream}: ${o.error}`]));
+    }
+    const finishedAt = context.df.currentUtcDateTime.toISOString();
     const { manifest } = (yield context.df.callActivity(EXPORT.finish, {
       input,
       outcomes: input.streams.flatMap((s) => (outcomes[s] ? [outcomes[s]] : [])),
@@ -156,11 +157,21 @@ export function* exportOrchestrator(context: OrchestrationContext): Generator<Ta
       error: failures.length ? `stream ${failures.join('; ')}` : undefined,
     });
   } catch (err) {
-    state = exportState(input, outcomes, [], {
-      status: 'failed',
-      finishedAt,
-      error: `the manifest could not be written: ${(err as Error).message}`,
-    });
+    // A stream activity or finish threw (storage, say): the export still ends — failed, its slot freed, in the
+    // run history with its error — however far it got.
+    const finishedAt = context.df.currentUtcDateTime.toISOString();
+    const error = `the export could not finish: ${(err instanceof Error ? err.message : String(err)).slice(0, 2_000)}`;
+    try {
+      yield context.df.callActivity(EXPORT.fail, {
+        input,
+        outcomes: input.streams.flatMap((s) => (outcomes[s] ? [outcomes[s]] : [])),
+        finishedAt,
+        error,
+      });
+    } catch {
+      // The history could not be written either: the next sweep (shared/runs/sweep.ts) accounts for it.
+    }
+    state = exportState(input, outcomes, [], { status: 'failed', finishedAt, error });
   }
   if (input.callbackUrl) {
     context.df.setCustomStatus({ ...state, callback: { status: 'pending' } });

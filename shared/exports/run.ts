@@ -4,6 +4,7 @@ import { guardedPost } from './callback';
 import { z } from 'zod';
 import type { App } from '../app';
 import { exportSummary } from '../runs/summary';
+import { endRunSpan } from '../telemetry';
 import {
   exportInputSchema,
   exportStateSchema,
@@ -136,12 +137,17 @@ export async function notifyExport(
 
 /*
  * The export orchestration's activities (functions/export-*.ts register them under EXPORT's names). Each parses its
- * input: activity inputs and outputs are stored in the durable history — never a link, token or secret.
+ * input — activity inputs and outputs are stored in the durable history: never a link, token or secret — and runs
+ * in a span of the export's trace (its run id is the export id).
  */
 
 /** One stream of an export to its blob, streaming; the outcome (file or error) for the manifest. */
-export const exportStreamActivity = (app: App, input: unknown) =>
-  runExportStream(app.exports(), app.access().graphql, streamTaskSchema.parse(input));
+export function exportStreamActivity(app: App, input: unknown): Promise<StreamOutcome> {
+  const task = streamTaskSchema.parse(input);
+  return app.traced('export stream', { runId: task.id, stream: task.stream }, () =>
+    runExportStream(app.exports(), app.access().graphql, task),
+  );
+}
 
 const finishInput = z.object({
   input: exportInputSchema,
@@ -149,16 +155,46 @@ const finishInput = z.object({
   finishedAt: z.string(),
 });
 
-/** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
-export async function exportFinishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
-  const { input, outcomes, finishedAt } = finishInput.parse(raw);
-  const out = await finishExport(app.exports(), input, outcomes, finishedAt);
-  const summary = exportSummary(input, outcomes, finishedAt);
+/** The summary in the run history, the record the alert reads, and the export's own span. */
+async function endExport(
+  app: App,
+  input: ExportInput,
+  outcomes: StreamOutcome[],
+  finishedAt: string,
+  error?: string,
+) {
+  const summary = exportSummary(input, outcomes, finishedAt, error);
   if (summary.outcome === 'failed')
     // An alert rule in infra/ reads this record: its message and fields are part of the contract.
     app.logger.log('warn', 'export failed', { runId: input.id, tenant: input.tenant, code: 'export_failed' });
   await app.runs().save(summary);
-  return out;
+  endRunSpan(
+    'export run',
+    input.id,
+    input.requestedAt,
+    { tenant: input.tenant, kind: 'export', outcome: summary.outcome, count: input.streams.length },
+    summary.error?.code,
+    Date.parse(finishedAt),
+  );
+}
+
+/** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
+export async function exportFinishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
+  const { input, outcomes, finishedAt } = finishInput.parse(raw);
+  return app.traced('export finish', { runId: input.id }, async () => {
+    const out = await finishExport(app.exports(), input, outcomes, finishedAt);
+    await endExport(app, input, outcomes, finishedAt);
+    return out;
+  });
+}
+
+/** An export that could not finish: its slot freed and its summary failed, with why. */
+export async function exportFailActivity(app: App, raw: unknown): Promise<void> {
+  const { input, outcomes, finishedAt, error } = finishInput.extend({ error: z.string() }).parse(raw);
+  await app.traced('export fail', { runId: input.id }, async () => {
+    await app.exports().ledger.releaseSlot(input.tenant, input.id);
+    await endExport(app, input, outcomes, finishedAt, error);
+  });
 }
 
 const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string() });
@@ -166,5 +202,7 @@ const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string()
 /** The signed callback. Download links are signed here and sent, never returned — so they stay out of history. */
 export async function exportNotifyActivity(app: App, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
-  await notifyExport(app.exports(), state, callbackUrl);
+  await app.traced('export callback', { runId: state.id }, () =>
+    notifyExport(app.exports(), state, callbackUrl),
+  );
 }

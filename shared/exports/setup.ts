@@ -5,6 +5,7 @@ import type { Logger } from '../log';
 import { blobService, delegationService } from '../state/blob-service';
 import { resolveStreams, type StreamDefinition } from '../streams';
 import { ExportLedger } from './ledger';
+import type { ExportInput } from './orchestration';
 import { ExportStorage } from './storage';
 
 /** The export webhook's parts, built once per process from configuration. */
@@ -22,12 +23,14 @@ export interface ExportSetup {
   callbackSecret: () => Promise<string>;
   clock: Clock;
   logger: Logger;
+  /** An export was accepted (its orchestration started): its run begins in the history and its trace. */
+  accepted: (input: ExportInput) => Promise<void>;
 }
 
 export function exportSetup(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant'>,
-  options: { clock: Clock; logger: Logger },
+  options: { clock: Clock; logger: Logger; accepted?: (input: ExportInput) => Promise<void> },
 ): ExportSetup {
   const requestSecretName = config.exportsRequestSecretName;
   let delegation: ReturnType<typeof delegationService> | undefined;
@@ -42,5 +45,6 @@ export function exportSetup(
     callbackSecret: () => access.secrets.get(config.downstreamWebhookSecretName),
     clock: options.clock,
     logger: options.logger,
+    accepted: options.accepted ?? (async () => undefined),
   };
 }

@@ -6,6 +6,8 @@ import { silentLogger, type Logger } from '../log';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { fetchPost, nodePost, type PostText } from '../net/http';
 import { DEFAULT_RETRY, isTransientStatus, withRetries, withTimeout, type RetryPolicy } from '../net/retry';
+import { inSpan, setFields, SpanKind } from '../telemetry';
+import type { Span } from '@opentelemetry/api';
 
 /** Where bearer tokens come from: the M2M provider (read-only) or the delegated session (a person). */
 export interface TokenSource {
@@ -128,6 +130,22 @@ export class TenantGraphqlClient {
         `${operation} is a mutation; M2M credentials are read-only. Run it with the delegated session of an admin.`,
       );
     }
+    // One span per request (all its attempts): the operation's name, the last attempt and status — never variables.
+    return inSpan(
+      'graphql',
+      { operation },
+      (span) => this.attempts<T>(document, operation, name, options, span),
+      { kind: SpanKind.CLIENT },
+    );
+  }
+
+  private attempts<T>(
+    document: string,
+    operation: string,
+    name: string | undefined,
+    options: RequestOptions<T>,
+    span: Span,
+  ): Promise<T> {
     let refreshedAfter401 = false;
     const failed = (attempt: number, status: number, started: number) =>
       this.logger.log('warn', 'graphql request failed', {
@@ -154,6 +172,7 @@ export class TenantGraphqlClient {
             return { transient: { status: 0, cause: err } };
           }
           const { status, body } = res;
+          setFields(span, { attempt, status });
           if (status === 401 && !refreshedAfter401) {
             // The token may have been revoked or expired early: one retry with a fresh token.
             this.tokens.invalidate(token);
@@ -173,7 +192,7 @@ export class TenantGraphqlClient {
               { upstreamStatus: status },
             );
           if (status >= 200 && status < 300) {
-            this.logger.log('info', 'graphql', {
+            this.logger.log('debug', 'graphql', {
               operation,
               attempt,
               status,

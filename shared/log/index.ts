@@ -1,30 +1,8 @@
-/**
- * Allow-listed structured logging: only the fields named here reach a log line, so a token, secret or
- * GraphQL variable cannot leak through an object that happens to be logged.
- */
-export const LOG_FIELDS = [
-  'operation',
-  'durationMs',
-  'attempt',
-  'status',
-  'endpoint',
-  'stream',
-  'sink',
-  'records',
-  'pages',
-  'code',
-  'instanceId',
-  'tenant',
-  'secretName',
-  'clientId',
-  'retryInMs',
-  'state',
-  'count',
-  'reason',
-  'runId',
-] as const;
-export type LogField = (typeof LOG_FIELDS)[number];
-export type LogData = Partial<Record<LogField, string | number | boolean | undefined>>;
+import { logs, SeverityNumber } from '@opentelemetry/api-logs';
+import { LOG_FIELDS, type LogData, type LogField } from './fields';
+
+export { LOG_FIELDS, type LogData, type LogField } from './fields';
+
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Logger {
@@ -46,12 +24,40 @@ export function createLogger(sink: LogSink): Logger {
   };
 }
 
+const ORDER: Level[] = ['debug', 'info', 'warn', 'error'];
+const SEVERITY: Record<Level, SeverityNumber> = {
+  debug: SeverityNumber.DEBUG,
+  info: SeverityNumber.INFO,
+  warn: SeverityNumber.WARN,
+  error: SeverityNumber.ERROR,
+};
+
 /** One JSON line per entry on stderr; quiet below `minLevel`. */
 export function stderrLogger(minLevel: Level = 'info'): Logger {
-  const order: Level[] = ['debug', 'info', 'warn', 'error'];
   return createLogger((line) => {
-    if (order.indexOf(line.level) >= order.indexOf(minLevel))
+    if (ORDER.indexOf(line.level) >= ORDER.indexOf(minLevel))
       process.stderr.write(`${JSON.stringify(line)}\n`);
+  });
+}
+
+/**
+ * The app's logger: each record as an OpenTelemetry log (body = the message, attributes = its fields, joined to
+ * the span it happened in) — a no-op until telemetry is configured (shared/telemetry/setup.ts) — and, unless
+ * `stderr` is off, as one JSON line on stderr, which is what the local host, Core Tools and the CLI show.
+ */
+export function appLogger(options: { minLevel?: Level; stderr?: boolean } = {}): Logger {
+  const minLevel = options.minLevel ?? 'info';
+  const otel = logs.getLogger('tenant-integrations');
+  return createLogger((line) => {
+    if (ORDER.indexOf(line.level) < ORDER.indexOf(minLevel)) return;
+    const { level, message, ...fields } = line;
+    otel.emit({
+      severityNumber: SEVERITY[level],
+      severityText: level.toUpperCase(),
+      body: message,
+      attributes: fields,
+    });
+    if (options.stderr !== false) process.stderr.write(`${JSON.stringify(line)}\n`);
   });
 }
 

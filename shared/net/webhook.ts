@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { systemClock, type Clock } from '../clock';
 import { UpstreamError } from '../errors';
+import { inSpan, SpanKind } from '../telemetry';
 import { nodePost, type PostText } from './http';
 import { DEFAULT_RETRY, isTransientStatus, withRetries, withTimeout, type RetryPolicy } from './retry';
 
@@ -60,49 +61,56 @@ export class SignedPoster {
         `refused the message with ${status}; ${this.options.refusedHint}`,
         { upstreamStatus: status },
       );
-    await withRetries<void>(
-      async () => {
-        const now = new Date(this.clock.now());
-        const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
-        let res;
-        try {
-          // node:http follows no redirects: a 3xx is an answer, and not a success.
-          res = await post(this.url, body, {
-            headers: {
-              'content-type': 'application/json',
-              'webhook-id': id,
-              'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-              'webhook-signature': signer.sign(id, now, body),
-            },
-            abortSignal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
-            // The receiver's answer is not read: keep little of it, however long it is.
-            maxBytes: 64 * 1024,
-            beyondMax: 'drop',
-          });
-        } catch (err) {
-          if (options.abortSignal?.aborted) throw err;
-          // A destination refused before any connection (see the export callback's address check) is final.
-          if (err instanceof UpstreamError && err.code === 'upstream_rejected') throw err;
-          return { transient: { status: 0, cause: err } };
-        }
-        if (res.status >= 200 && res.status < 300) return { done: undefined };
-        if (!isTransientStatus(res.status)) throw refused(res.status);
-        return { transient: { status: res.status, retryAfter: res.header('retry-after') } };
-      },
-      policy,
-      {
-        abortSignal: options.abortSignal,
-        clock: this.clock,
-        exhausted: ({ status, cause }, attempts) =>
-          new UpstreamError(
-            'upstream_unavailable',
-            this.description,
-            status === 0
-              ? `not reachable after ${attempts} attempts; ${this.options.unavailableHint}`
-              : `answered ${status} ${attempts} times; ${this.options.unavailableHint}`,
-            { cause, upstreamStatus: status || undefined },
-          ),
-      },
+    // The receiver's origin only: a callback URL's path or query may carry anything.
+    await inSpan(
+      'webhook',
+      { endpoint: new URL(this.url).origin, operation: type },
+      () =>
+        withRetries<void>(
+          async () => {
+            const now = new Date(this.clock.now());
+            const body = JSON.stringify({ type, timestamp: now.toISOString(), data });
+            let res;
+            try {
+              // node:http follows no redirects: a 3xx is an answer, and not a success.
+              res = await post(this.url, body, {
+                headers: {
+                  'content-type': 'application/json',
+                  'webhook-id': id,
+                  'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                  'webhook-signature': signer.sign(id, now, body),
+                },
+                abortSignal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
+                // The receiver's answer is not read: keep little of it, however long it is.
+                maxBytes: 64 * 1024,
+                beyondMax: 'drop',
+              });
+            } catch (err) {
+              if (options.abortSignal?.aborted) throw err;
+              // A destination refused before any connection (see the export callback's address check) is final.
+              if (err instanceof UpstreamError && err.code === 'upstream_rejected') throw err;
+              return { transient: { status: 0, cause: err } };
+            }
+            if (res.status >= 200 && res.status < 300) return { done: undefined };
+            if (!isTransientStatus(res.status)) throw refused(res.status);
+            return { transient: { status: res.status, retryAfter: res.header('retry-after') } };
+          },
+          policy,
+          {
+            abortSignal: options.abortSignal,
+            clock: this.clock,
+            exhausted: ({ status, cause }, attempts) =>
+              new UpstreamError(
+                'upstream_unavailable',
+                this.description,
+                status === 0
+                  ? `not reachable after ${attempts} attempts; ${this.options.unavailableHint}`
+                  : `answered ${status} ${attempts} times; ${this.options.unavailableHint}`,
+                { cause, upstreamStatus: status || undefined },
+              ),
+          },
+        ),
+      { kind: SpanKind.CLIENT },
     );
   }
 }

@@ -12,7 +12,7 @@ import { lazyTable } from '../state/lazy';
  */
 export const runSummarySchema = z.object({
   id: z.string().min(1).max(200),
-  kind: z.enum(['sync', 'export']),
+  kind: z.enum(['sync', 'export', 'login']),
   trigger: z.enum(['schedule', 'manual', 'resumed', 'request']),
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime().optional(),
@@ -29,6 +29,11 @@ export const runSummarySchema = z.object({
   ),
   tokenRequests: z.number().int().min(0).optional(),
   error: z.object({ code: z.string(), message: z.string(), action: z.string().optional() }).optional(),
+  /** A resumed run's earlier endings: each failure that stopped it before, newest last (at most five). */
+  interruptions: z
+    .array(z.object({ at: z.string(), code: z.string(), message: z.string() }))
+    .max(5)
+    .optional(),
   sinks: z.string().optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;

@@ -1,14 +1,15 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
-import type { DurableClient } from 'durable-functions';
+import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { z } from 'zod';
 import type { App } from '../app';
 import { isRunning, readInstance } from '../durable';
 import { problem } from '../errors';
 import { SYNC, syncInstanceId, type SyncStatus } from '../sync/orchestration';
+import { sweepStoppedRuns } from './sweep';
 
 const listQuery = z
   .object({
-    kind: z.enum(['sync', 'export']).optional(),
+    kind: z.enum(['sync', 'export', 'login']).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     before: z.iso.datetime().optional(),
   })
@@ -40,31 +41,55 @@ export async function getRun(id: string | undefined, app: App): Promise<HttpResp
 }
 
 /**
+ * Starts a sync now (the timer's tick, or POST /api/manage/sync) unless one is running: first the runs whose
+ * orchestration stopped without ending them are accounted for (./sweep.ts). Safe under any concurrency: of starts
+ * that race, one wins and the others see it running.
+ */
+export async function startSyncRun(
+  client: DurableClient,
+  app: App,
+  trigger: 'schedule' | 'manual',
+): Promise<{ started: true } | { started: false; running: DurableOrchestrationStatus }> {
+  const id = syncInstanceId(app.access().tenant.name);
+  const running = async () => {
+    const existing = await readInstance(client, id);
+    return existing && isRunning(existing.runtimeStatus) ? existing : undefined;
+  };
+  const before = await running();
+  if (before) return { started: false, running: before };
+  await app.traced('sync sweep', {}, () => sweepStoppedRuns(client, app));
+  try {
+    await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger } });
+  } catch (err) {
+    // Another start won the race (the durable store refuses a second running instance): that one is the run.
+    const winner = await running();
+    if (winner) return { started: false, running: winner };
+    throw err;
+  }
+  app.logger.log('info', 'sync run requested', { tenant: app.access().tenant.name, instanceId: id, trigger });
+  return { started: true };
+}
+
+/**
  * POST /api/manage/sync — starts a sync now (trigger `manual`), or 409 naming the running one. The answer never
  * carries the durable system's URLs or keys: it points at the run history instead.
  */
 export async function startSync(client: DurableClient, app: App): Promise<HttpResponseInit> {
-  const id = syncInstanceId(app.access().tenant.name);
-  const existing = await readInstance(client, id);
-  if (existing && isRunning(existing.runtimeStatus)) {
-    const status = existing.customStatus as Partial<SyncStatus> | undefined;
+  const outcome = await startSyncRun(client, app, 'manual');
+  if (!outcome.started) {
+    const { running } = outcome;
+    const status = running.customStatus as Partial<SyncStatus> | undefined;
     return problem(
       409,
       'sync_running',
       'A sync is already running; it is in the run history. Start another when it has finished.',
       {
         members: {
-          running: {
-            runId: status?.runId ?? null,
-            since: existing.createdTime,
-            state: existing.runtimeStatus,
-          },
+          running: { runId: status?.runId ?? null, since: running.createdTime, state: running.runtimeStatus },
         },
       },
     );
   }
-  await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger: 'manual' } });
-  app.logger.log('info', 'sync run requested', { tenant: app.access().tenant.name, instanceId: id });
   return {
     status: 202,
     headers: { location: 'runs?kind=sync&limit=1', 'retry-after': '5' },

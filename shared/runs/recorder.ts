@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
+import { inSpan } from '../telemetry';
 import type { RunHistory, RunSummary } from './history';
 
 /**
@@ -16,7 +17,9 @@ export class RunRecorder {
 
   async save(summary: RunSummary): Promise<void> {
     try {
-      await this.history.record(summary);
+      await inSpan('run history', { runId: summary.id, outcome: summary.outcome }, () =>
+        this.history.record(summary),
+      );
     } catch (err) {
       this.options.logger.log('warn', 'run history not written', {
         runId: summary.id,

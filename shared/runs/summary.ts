@@ -19,6 +19,7 @@ export function syncSummary(
     finishedAt?: string;
     sinks?: string;
     error?: { code: string; message: string };
+    interruptions?: RunSummary['interruptions'];
   },
 ): RunSummary {
   const failed = results.find((r) => !r.ok);
@@ -47,20 +48,48 @@ export function syncSummary(
     ),
     ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
     ...(options.sinks ? { sinks: options.sinks } : {}),
+    ...(options.interruptions?.length ? { interruptions: options.interruptions } : {}),
   };
 }
 
-/** An export's summary from its streams' outcomes: records per stream, and the first failure's fix. */
-export function exportSummary(input: ExportInput, outcomes: StreamOutcome[], finishedAt: string): RunSummary {
+/**
+ * What a resumed run carries from its earlier endings: the failure that stopped it last time is added to those
+ * before (newest last, the last five, messages short) — so resuming never erases why it stopped.
+ */
+export function interruptionsAfter(previous: RunSummary | undefined): RunSummary['interruptions'] {
+  const earlier = previous?.interruptions ?? [];
+  if (!previous || previous.outcome !== 'failed' || !previous.error)
+    return earlier.length ? earlier : undefined;
+  return [
+    ...earlier,
+    {
+      at: previous.finishedAt ?? previous.startedAt,
+      code: previous.error.code,
+      message: previous.error.message.slice(0, 500),
+    },
+  ].slice(-5);
+}
+
+/**
+ * An export's summary from its streams' outcomes: records per stream, and the first failure's fix. Without
+ * `finishedAt` it is the summary of an export just accepted (running); with `error`, one that could not finish.
+ */
+export function exportSummary(
+  input: ExportInput,
+  outcomes: StreamOutcome[],
+  finishedAt?: string,
+  error?: string,
+): RunSummary {
   const failed = outcomes.find((o) => !o.ok);
-  const ok = outcomes.length === input.streams.length && !failed;
+  const ok = outcomes.length === input.streams.length && !failed && !error;
+  const message = error ?? (failed && !failed.ok ? `${failed.stream}: ${failed.error}` : undefined);
   return {
     id: input.id,
     kind: 'export',
     trigger: 'request',
     startedAt: input.requestedAt,
-    ...finished(input.requestedAt, finishedAt),
-    outcome: ok ? 'succeeded' : 'failed',
+    ...(finishedAt ? finished(input.requestedAt, finishedAt) : {}),
+    outcome: !finishedAt ? 'running' : ok ? 'succeeded' : 'failed',
     streams: Object.fromEntries(
       outcomes.map((o) =>
         o.ok
@@ -68,14 +97,8 @@ export function exportSummary(input: ExportInput, outcomes: StreamOutcome[], fin
           : [o.stream, { ...noCounts(), ok: false, error: o.error }],
       ),
     ),
-    ...(failed && !failed.ok
-      ? {
-          error: {
-            code: 'export_failed',
-            message: `${failed.stream}: ${failed.error}`,
-            action: actionFor('export_failed'),
-          },
-        }
+    ...(finishedAt && message
+      ? { error: { code: 'export_failed', message, action: actionFor('export_failed') } }
       : {}),
     sinks: `${extensionOf(input.format, input.gzip)} to Blob Storage`,
   };

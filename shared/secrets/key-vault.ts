@@ -2,6 +2,7 @@ import type { TokenCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
 import type { Agent } from 'node:https';
 import { SecretNotFound, SecretStoreError } from '../errors';
+import { inSpan, SpanKind } from '../telemetry';
 import type { SecretStore } from './types';
 
 export interface KeyVaultOptions {
@@ -88,7 +89,13 @@ export class KeyVaultSecretStore implements SecretStore {
     return abortSignal ? AbortSignal.any([abortSignal, timeout]) : timeout;
   }
 
-  async get(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<string> {
+  get(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<string> {
+    return inSpan('secret get', { secretName: name }, () => this.read(name, options), {
+      kind: SpanKind.CLIENT,
+    });
+  }
+
+  private async read(name: string, options: { abortSignal?: AbortSignal }): Promise<string> {
     let value: string | undefined;
     try {
       value = (await this.client.getSecret(name, { abortSignal: this.signal(options.abortSignal) })).value;
@@ -100,7 +107,13 @@ export class KeyVaultSecretStore implements SecretStore {
   }
 
   /** Starts the (soft) delete and does not wait for it: names deleted here are never set again. */
-  async delete(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+  delete(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    return inSpan('secret delete', { secretName: name }, () => this.remove(name, options), {
+      kind: SpanKind.CLIENT,
+    });
+  }
+
+  private async remove(name: string, options: { abortSignal?: AbortSignal }): Promise<void> {
     try {
       await this.client.beginDeleteSecret(name, { abortSignal: this.signal(options.abortSignal) });
     } catch (err) {
@@ -109,7 +122,13 @@ export class KeyVaultSecretStore implements SecretStore {
     }
   }
 
-  async set(name: string, value: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+  set(name: string, value: string, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
+    return inSpan('secret set', { secretName: name }, () => this.write(name, value, options), {
+      kind: SpanKind.CLIENT,
+    });
+  }
+
+  private async write(name: string, value: string, options: { abortSignal?: AbortSignal }): Promise<void> {
     try {
       await this.client.setSecret(name, value, { abortSignal: this.signal(options.abortSignal) });
     } catch (err) {

@@ -1,5 +1,6 @@
 import type { AppConfig } from '../config';
 import { ConfigError } from '../errors';
+import { inSpan } from '../telemetry';
 import { blobSink } from './blob';
 import { dirSink } from './dir';
 import { MultiSink } from './fan-out';
@@ -71,6 +72,39 @@ export function sinkSettings(config: AppConfig): SinkSettings {
 export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink {
   const sinks = specs.map((spec) => (sinkModule(spec.kind) as SinkModule).create(spec, context));
   return sinks.length === 1 ? sinks[0] : new MultiSink(sinks);
+}
+
+/**
+ * A sink whose every call is a span of the run's trace (shared/telemetry): `sink write`, `sink end stream`,
+ * `sink finish`, naming the sink, stream and page.
+ */
+export function tracedSink(sink: ChangeSink): ChangeSink {
+  const fields = { sink: sink.description };
+  return {
+    description: sink.description,
+    write: (batch, options) =>
+      inSpan(
+        'sink write',
+        {
+          ...fields,
+          runId: batch.runId,
+          stream: batch.stream,
+          page: batch.page,
+          count: batch.changes.length,
+        },
+        () => sink.write(batch, options),
+      ),
+    endStream: (tenant, runId, stream, changedPages, counts) =>
+      inSpan('sink end stream', { ...fields, runId, stream, pages: changedPages.length }, () =>
+        sink.endStream(tenant, runId, stream, changedPages, counts),
+      ),
+    finish: (manifest) =>
+      inSpan(
+        'sink finish',
+        { ...fields, runId: manifest.runId, outcome: manifest.ok ? 'succeeded' : 'failed' },
+        () => sink.finish(manifest),
+      ),
+  };
 }
 
 /** Parses, checks and builds in one step; every problem names `source`, the setting or flag it came from. */

@@ -1,77 +1,174 @@
 import type { App } from '../app';
-import { syncSummary } from '../runs/summary';
+import { codeOf } from '../errors';
+import { interruptionsAfter, syncSummary } from '../runs/summary';
+import { endRunSpan } from '../telemetry';
 import { noCounts } from './counts';
 import {
+  beginInputSchema,
+  failInputSchema,
   finishInputSchema,
-  runInputSchema,
   SLICE_SECONDS,
   sliceInputSchema,
+  type BeginResult,
   type SyncPlan,
+  type RunError,
 } from './orchestration';
 import { beginRun, finishRun, syncStream, type StreamResult } from './run';
 
 /**
  * The sync orchestration's activities (functions/sync-*.ts register them under SYNC's names). Each parses its
- * input — activity inputs are stored in the durable history, so they never carry a record, token or secret.
+ * input — activity inputs are stored in the durable history, so they never carry a record, token or secret — and
+ * runs in a span of the run's trace (shared/telemetry).
  */
 
-/** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams. */
-export async function syncBeginActivity(app: App, input: unknown): Promise<SyncPlan> {
-  const { full, trigger } = runInputSchema.parse(input);
-  const sync = app.sync();
-  const run = await beginRun(sync.context, { full });
-  app.logger.log('info', run.resumed ? 'sync run resumed' : 'sync run started', {
-    runId: run.runId,
-    tenant: sync.context.tenant,
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 2_000);
+
+/** The run's summary as the history holds it now; none when it cannot be read (that never fails a run). */
+const previousSummary = (app: App, runId: string) =>
+  app
+    .runs()
+    .history.get(runId)
+    .catch(() => undefined);
+
+/** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams; or why not. */
+export async function syncBeginActivity(app: App, input: unknown): Promise<BeginResult> {
+  const { full, trigger, runId, startedAt } = beginInputSchema.parse(input);
+  let plan: SyncPlan;
+  try {
+    const sync = app.sync();
+    const run = await beginRun(sync.context, { full, runId, startedAt });
+    plan = { ...run, trigger, streams: sync.streams.map((s) => s.name), concurrency: sync.concurrency };
+  } catch (err) {
+    // Named, not thrown: the orchestrator records the run as failed with this code and its action.
+    return { failed: { code: codeOf(err), message: message(err) } };
+  }
+  await app.traced('sync begin', { runId: plan.runId, trigger }, async () => {
+    const sync = app.sync();
+    app.logger.log('info', plan.resumed ? 'sync run resumed' : 'sync run started', {
+      runId: plan.runId,
+      tenant: sync.context.tenant,
+    });
+    // A resumed run keeps why it stopped before (its summary is replaced under the same id).
+    const interruptions = plan.resumed
+      ? interruptionsAfter(await previousSummary(app, plan.runId))
+      : undefined;
+    await app.runs().save(
+      syncSummary(plan, [], {
+        trigger: plan.resumed ? 'resumed' : trigger,
+        sinks: sync.context.sink.description,
+        interruptions,
+      }),
+    );
   });
-  await app.runs().save(
-    syncSummary(run, [], {
-      trigger: run.resumed ? 'resumed' : trigger,
-      sinks: sync.context.sink.description,
-    }),
-  );
-  return { ...run, trigger, streams: sync.streams.map((s) => s.name), concurrency: sync.concurrency };
+  return plan;
 }
 
 /** One stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
 export async function syncSliceActivity(app: App, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
-  const sync = app.sync();
-  const definition = sync.streams.find((s) => s.name === stream);
-  if (!definition)
-    return {
-      stream,
-      ok: false,
-      done: false,
-      counts: noCounts(),
-      error: `stream ${stream} is no longer configured`,
-      errorCode: 'config_invalid',
-    };
-  const started = app.clock.now();
-  const result = await syncStream(app.access().graphql, definition, run, sync.context, {
-    deadlineMs: started + SLICE_SECONDS * 1000,
+  return app.traced('sync stream', { runId: run.runId, stream }, async () => {
+    const sync = app.sync();
+    const definition = sync.streams.find((s) => s.name === stream);
+    if (!definition)
+      return {
+        stream,
+        ok: false,
+        done: false,
+        counts: noCounts(),
+        error: `stream ${stream} is no longer configured`,
+        errorCode: 'config_invalid',
+      };
+    const started = app.clock.now();
+    const result = await syncStream(app.access().graphql, definition, run, sync.context, {
+      deadlineMs: started + SLICE_SECONDS * 1000,
+    });
+    return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
   });
-  return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
 }
 
-/** The manifest to the sinks and the summary to the run history; a complete run clears its checkpoints. */
-export async function syncFinishActivity(app: App, input: unknown) {
-  const { run, results, trigger } = finishInputSchema.parse(input);
-  const { context } = app.sync();
-  const manifest = await finishRun(context, run, results);
+/** Ends the run in the history, the logs the alerts read, and its trace. */
+async function endRun(
+  app: App,
+  run: { runId: string; startedAt: string },
+  results: StreamResult[],
+  options: {
+    trigger: 'schedule' | 'manual' | 'resumed';
+    finishedAt: string;
+    sinks: string;
+    error?: RunError;
+  },
+): Promise<{ ok: boolean }> {
+  // Not from the sync's set-up: a run that failed because that could not be built must still be recorded.
+  const tenant = app.config.tenant?.name;
   const summary = syncSummary(run, results, {
-    trigger,
-    finishedAt: manifest.finishedAt,
-    sinks: context.sink.description,
-    ...(manifest.error ? { error: { code: 'sink_failed', message: manifest.error } } : {}),
+    ...options,
+    interruptions: (await previousSummary(app, run.runId))?.interruptions,
   });
+  const ok = summary.outcome === 'succeeded';
   // The alert rules in infra/ read these records: their message and fields are part of the contract.
-  app.logger.log(manifest.ok ? 'info' : 'warn', manifest.ok ? 'sync run completed' : 'sync run failed', {
+  app.logger.log(ok ? 'info' : 'warn', ok ? 'sync run completed' : 'sync run failed', {
     runId: run.runId,
-    tenant: context.tenant,
+    tenant,
     count: results.filter((r) => !r.ok).length,
     code: summary.error?.code,
   });
   await app.runs().save(summary);
-  return { ok: manifest.ok, runId: manifest.runId, error: manifest.error };
+  const totals = results.reduce((t, r) => ({ records: t.records + r.counts.read }), { records: 0 });
+  endRunSpan(
+    'sync run',
+    run.runId,
+    run.startedAt,
+    {
+      tenant,
+      kind: 'sync',
+      trigger: options.trigger,
+      outcome: summary.outcome,
+      count: results.length,
+      records: totals.records,
+    },
+    summary.error?.code,
+    Date.parse(options.finishedAt),
+  );
+  return { ok };
+}
+
+/** The manifest to the sinks and the summary to the run history; a complete run clears its checkpoints. */
+export async function syncFinishActivity(
+  app: App,
+  input: unknown,
+): Promise<{ ok: boolean; runId: string; error?: string; failed?: RunError }> {
+  const { run, results, trigger } = finishInputSchema.parse(input);
+  return app.traced('sync finish', { runId: run.runId }, async () => {
+    const { context } = app.sync();
+    let manifest;
+    try {
+      manifest = await finishRun(context, run, results);
+    } catch (err) {
+      // Named, not thrown: the orchestrator ends the run as failed with this code (`fail`).
+      return { ok: false, runId: run.runId, failed: { code: codeOf(err), message: message(err) } };
+    }
+    await endRun(app, run, results, {
+      trigger,
+      finishedAt: manifest.finishedAt,
+      sinks: context.sink.description,
+      ...(manifest.error ? { error: { code: 'sink_failed', message: manifest.error } } : {}),
+    });
+    return { ok: manifest.ok, runId: manifest.runId, error: manifest.error };
+  });
+}
+
+/**
+ * A run that ended without its manifest (begin, a slice or finish threw, or the orchestration did): failed in the
+ * history with its error and action. Its checkpoints stay, so the next run resumes it.
+ */
+export async function syncFailActivity(app: App, input: unknown): Promise<void> {
+  const { run, results, trigger, error } = failInputSchema.parse(input);
+  await app.traced('sync fail', { runId: run.runId }, async () => {
+    await endRun(app, run, results, {
+      trigger,
+      finishedAt: new Date(app.clock.now()).toISOString(),
+      sinks: app.config.syncSinks.map((s) => s.kind).join(' + '),
+      error,
+    });
+  });
 }

@@ -9,6 +9,7 @@ export const SYNC = {
   begin: 'syncBegin',
   stream: 'syncStreamSlice',
   finish: 'syncFinish',
+  fail: 'syncFail',
 } as const;
 
 /** One sync per tenant at a time: a deterministic instance id. */
@@ -24,7 +25,16 @@ export const runInputSchema = z
   .object({ full: z.boolean().default(false), trigger: triggerSchema.default('schedule') })
   .strict();
 
+/** What the orchestrator hands `begin`: its input, and the id and start a new run gets (a resumed one keeps its own). */
+export const beginInputSchema = runInputSchema
+  .extend({ runId: z.string().min(1).max(100), startedAt: z.iso.datetime() })
+  .strict();
+
 const runRecord = z.object({ runId: z.string().min(1), startedAt: z.string(), full: z.boolean() });
+
+/** Why a run failed as a whole, as an activity reports it (it never throws what it can name). */
+const runError = z.object({ code: z.string(), message: z.string() });
+export type RunError = z.infer<typeof runError>;
 
 export const planSchema = runRecord.extend({
   resumed: z.boolean(),
@@ -33,6 +43,9 @@ export const planSchema = runRecord.extend({
   concurrency: z.number().int().min(1),
 });
 export type SyncPlan = z.infer<typeof planSchema>;
+
+/** `begin`'s answer: the plan, or why the run could not start. */
+export type BeginResult = SyncPlan | { failed: RunError };
 
 export const sliceInputSchema = z.object({ run: runRecord, stream: z.string().min(1) }).strict();
 
@@ -52,6 +65,9 @@ export const finishInputSchema = z
     trigger: z.enum(['schedule', 'manual', 'resumed']).default('schedule'),
   })
   .strict();
+
+/** `fail`: a run that ended without its manifest — begin, a slice or finish threw, or the orchestration itself did. */
+export const failInputSchema = finishInputSchema.extend({ error: runError }).strict();
 
 export type SyncStreamState = 'waiting' | 'running' | 'done' | 'failed';
 
@@ -91,26 +107,48 @@ export function syncStatus(
   };
 }
 
+/** A new run's id: when it started, and a deterministic suffix (the same on every replay). */
+const newRunId = (startedAt: string, guid: string) =>
+  `${startedAt.replace(/[:.]/g, '-')}-${guid.slice(0, 8)}`;
+
+const failure = (err: unknown): RunError => ({
+  code: 'unexpected',
+  // An activity's exception arrives with the host's details appended after a line break: its message is the first part.
+  message: (err instanceof Error ? err.message : String(err)).trim().slice(0, 2_000),
+});
+
 /**
  * One sync run: plan (or resume) it, then slices of each stream — at most `concurrency` streams at once —
- * until every stream is done or failed, then the manifest. Deterministic: all I/O is in activities; an
- * activity that throws ends the run as failed with its message, and the next tick resumes from the checkpoints.
+ * until every stream is done or failed, then the manifest. Deterministic: all I/O is in activities, time is the
+ * context's. Whatever fails — begin, a slice, finish, or this code — the run still ends in the run history as
+ * failed, with its error and the action that fixes it (`fail`); the next tick resumes it from its checkpoints.
  */
 export function* syncOrchestrator(
   context: OrchestrationContext,
-): Generator<Task, SyncStatus | { state: 'failed'; error: string }, unknown> {
-  let plan: SyncPlan;
-  try {
-    plan = (yield context.df.callActivity(SYNC.begin, context.df.getInput() ?? {})) as SyncPlan;
-  } catch (err) {
-    const failed = { state: 'failed' as const, error: `the run could not start: ${(err as Error).message}` };
-    context.df.setCustomStatus(failed);
-    return failed;
-  }
-  const run = { runId: plan.runId, startedAt: plan.startedAt, full: plan.full };
+): Generator<Task, SyncStatus | { state: 'failed'; runId: string; error: string }, unknown> {
+  const startedAt = context.df.currentUtcDateTime.toISOString();
+  let run = {
+    runId: newRunId(startedAt, context.df.newGuid(`${context.df.instanceId}@${startedAt}`)),
+    startedAt,
+    full: false,
+  };
+  let plan: SyncPlan | undefined;
+  let trigger: 'schedule' | 'manual' | 'resumed' = 'schedule';
   const results: Record<string, StreamResult> = {};
-  let pending = [...plan.streams];
   try {
+    const input = runInputSchema.parse(context.df.getInput() ?? {});
+    trigger = input.trigger;
+    run = { ...run, full: input.full };
+    const begun = (yield context.df.callActivity(SYNC.begin, {
+      ...input,
+      runId: run.runId,
+      startedAt,
+    })) as BeginResult;
+    if ('failed' in begun) throw new RunFailed(begun.failed);
+    plan = begun;
+    run = { runId: plan.runId, startedAt: plan.startedAt, full: plan.full };
+    if (plan.resumed) trigger = 'resumed';
+    let pending = [...plan.streams];
     while (pending.length) {
       const wave = pending.slice(0, plan.concurrency);
       context.df.setCustomStatus(syncStatus(plan, results, wave));
@@ -125,14 +163,39 @@ export function* syncOrchestrator(
     const manifest = (yield context.df.callActivity(SYNC.finish, {
       run,
       results: plan.streams.map((s) => results[s]),
-      trigger: plan.resumed ? 'resumed' : plan.trigger,
-    })) as { ok: boolean; error?: string };
+      trigger,
+    })) as { ok: boolean; error?: string; failed?: RunError };
+    if (manifest.failed) throw new RunFailed(manifest.failed);
     const final = syncStatus(plan, results, [], manifest.ok ? 'completed' : 'failed', manifest.error);
     context.df.setCustomStatus(final);
     return final;
   } catch (err) {
-    const final = syncStatus(plan, results, [], 'failed', (err as Error).message);
+    const error = err instanceof RunFailed ? err.error : failure(err);
+    try {
+      yield context.df.callActivity(SYNC.fail, {
+        run,
+        results: Object.values(results),
+        trigger,
+        error,
+      });
+    } catch {
+      // The history could not be written either: the next tick's sweep (shared/runs/sweep.ts) accounts for it.
+    }
+    let final: SyncStatus | { state: 'failed'; runId: string; error: string } | undefined;
+    try {
+      final = plan && syncStatus(plan, results, [], 'failed', error.message);
+    } catch {
+      // A plan this code could not read is why it failed: the plain failure says so.
+    }
+    final ??= { state: 'failed' as const, runId: run.runId, error: error.message };
     context.df.setCustomStatus(final);
     return final;
+  }
+}
+
+/** A failure an activity named (with its code), carried to the orchestrator's one failure path. */
+class RunFailed extends Error {
+  constructor(readonly error: RunError) {
+    super(error.message);
   }
 }

@@ -8,6 +8,7 @@ import type { StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
+import { inSpan, setFields } from '../telemetry';
 import { prefetch } from './prefetch';
 import type { ChangeSink, RunManifest } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
@@ -56,11 +57,11 @@ async function readLog(
  */
 export async function beginRun(
   ctx: SyncContext,
-  options: { full?: boolean; runId?: string } = {},
+  options: { full?: boolean; runId?: string; startedAt?: string } = {},
 ): Promise<SyncRunRecord & { resumed: boolean }> {
   const existing = options.full ? undefined : await ctx.state.readRun(ctx.tenant);
   if (existing) return { ...existing, resumed: true };
-  const startedAt = new Date((ctx.clock ?? systemClock).now()).toISOString();
+  const startedAt = options.startedAt ?? new Date((ctx.clock ?? systemClock).now()).toISOString();
   const run: SyncRunRecord = {
     runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
     startedAt,
@@ -132,23 +133,30 @@ export async function syncStream(
       );
       for await (const p of pages) {
         page++;
-        const changes = d.page(p.records);
-        if (changes.length) {
-          await sink.write(
-            { tenant, runId: run.runId, stream: name, page, changes },
-            { abortSignal: ctx.abortSignal },
-          );
-          changedPages.push(page);
-        }
-        const record = {
-          kind: 'page' as const,
-          page,
-          cursor: p.endCursor,
-          last: !p.hasNextPage,
-          changed: changes.length > 0,
-          counts: { ...d.counts },
-        };
-        await state.appendCheckpoint(tenant, name, encodeRecord(record, d.takePageEntries()));
+        await inSpan(
+          'sync page',
+          { runId: run.runId, stream: name, page, records: p.records.length },
+          async (span) => {
+            const changes = d.page(p.records);
+            setFields(span, { count: changes.length });
+            if (changes.length) {
+              await sink.write(
+                { tenant, runId: run.runId, stream: name, page, changes },
+                { abortSignal: ctx.abortSignal },
+              );
+              changedPages.push(page);
+            }
+            const record = {
+              kind: 'page' as const,
+              page,
+              cursor: p.endCursor,
+              last: !p.hasNextPage,
+              changed: changes.length > 0,
+              counts: { ...d.counts },
+            };
+            await state.appendCheckpoint(tenant, name, encodeRecord(record, d.takePageEntries()));
+          },
+        );
         ctx.onPage?.(name, d.counts, d.expected);
         if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs)
           return { stream: name, ok: true, done: false, counts: { ...d.counts } };

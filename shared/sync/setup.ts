@@ -3,7 +3,7 @@ import type { AccessLayer } from '../access';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
-import { createSink } from '../sinks';
+import { createSink, tracedSink } from '../sinks';
 import { blobService } from '../state/blob-service';
 import { resolveStreams, type StreamDefinition } from '../streams';
 import type { SyncContext } from './run';
@@ -37,7 +37,9 @@ export function syncSetup(
       state: hasStorage
         ? new BlobSyncStateStore(blobService(config))
         : new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state')),
-      sink: createSink(config.syncSinks, { config, secrets: access.secrets, clock: options.clock }),
+      sink: tracedSink(
+        createSink(config.syncSinks, { config, secrets: access.secrets, clock: options.clock }),
+      ),
       clock: options.clock,
       logger: options.logger,
     },

@@ -6,15 +6,20 @@ import { startAzurite } from '../../cli/azurite';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { startHostProcess } from './host';
 import { sandboxFixture, type StartOptions } from './sandbox';
+import { storageFaultProxy } from './storage-faults';
 
 /**
  * The whole local stack as `npm start` runs it — Azurite, the sandbox and the real app on the local host —
  * on free ports, with one `advance` that moves the sandbox's clock and the host's together. Azurite runs over
  * HTTPS with OAuth (as `dev` starts it); `blobService()` is a client in this process that trusts its certificate.
  */
-export async function stackFixture(options: { sandbox?: StartOptions; env?: Record<string, string> } = {}) {
+export async function stackFixture(
+  options: { sandbox?: StartOptions; env?: Record<string, string>; storageFaults?: boolean } = {},
+) {
   const dir = await mkdtemp(join(tmpdir(), 'ti-stack-'));
   const [azurite, sb] = await Promise.all([startAzurite({ tls: true }), sandboxFixture(options.sandbox)]);
+  // The host's blob requests through a proxy that can refuse chosen ones (test/helpers/storage-faults.ts).
+  const storage = options.storageFaults ? await storageFaultProxy(azurite) : undefined;
   const secretsFile = join(dir, 'secrets.json');
   await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
   const keys = {
@@ -25,6 +30,7 @@ export async function stackFixture(options: { sandbox?: StartOptions; env?: Reco
   const env = {
     ...sb.settings,
     LOCAL_SECRETS_FILE: secretsFile,
+    ...(storage ? { AzureWebJobsStorage: storage.connectionString } : {}),
     ...options.env,
   };
   let host = startHostProcess(azurite, { env, keys });
@@ -78,14 +84,17 @@ export async function stackFixture(options: { sandbox?: StartOptions; env?: Reco
     /** Everything the host process wrote to stderr (its log lines). */
     logs: () => logs + host.stderr(),
     /** Stops the host (`kill`: SIGKILL, a crash) and starts it again over the same storage. */
-    restart: async (options: { kill?: boolean } = {}) => {
+    restart: async (options: { kill?: boolean; env?: Record<string, string> } = {}) => {
       logs += host.stderr();
       await host.stop(options.kill ? 'SIGKILL' : 'SIGTERM');
-      host = startHostProcess(azurite, { env, keys });
+      host = startHostProcess(azurite, { env: { ...env, ...options.env }, keys });
       line = await host.ready;
     },
+    /** With `storageFaults`: refuse chosen blob requests of the host. */
+    storage,
     close: async () => {
       await host.stop();
+      await storage?.close();
       await Promise.all([azurite.stop(), sb.close()]);
       await rm(dir, { recursive: true, force: true });
     },

@@ -163,7 +163,11 @@ describe('admin device login through the local host against the sandbox', () => 
       expect(first.isDone).toBe(true);
       expect(scheduledBy(first.actions)).toEqual(recorded);
       expect(first.output).toMatchObject({ state: 'authorised', username: done.username, polls: 2 });
-      expect(first.customStatus).toEqual(first.output);
+      // The status is the outcome, with the login's run id (its trace and run-history id).
+      expect(first.customStatus).toEqual({
+        ...(first.output as object),
+        runId: expect.stringMatching(/^login-/),
+      });
     } finally {
       now.mockRestore();
       random.mockRestore();

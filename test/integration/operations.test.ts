@@ -146,6 +146,8 @@ describe('run history, POST /api/manage/sync and the status page', () => {
           .match(/class="run-mark/g)?.length,
       ).toBe(all.length);
     expect(html).toContain('href="../manage?code=');
+    // The secret store it names is the one configured (LOCAL_SECRETS_FILE), not a default path.
+    expect(html).toContain(`development secret file (${stack.secretsFile})`);
   });
 });
 

@@ -184,6 +184,11 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
       expect(hooked).toHaveLength(120);
     }
     expect((await manifest(runId)).streams.controls.counts).toMatchObject({ read: 120, updated: 120 });
+    // The killed host's run ends in the run history like any other.
+    expect((await stack.json(`manage/runs/${encodeURIComponent(runId)}`)).body).toMatchObject({
+      id: runId,
+      outcome: 'succeeded',
+    });
   });
 
   it.each([

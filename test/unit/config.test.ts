@@ -41,6 +41,21 @@ describe('configuration', () => {
     expect(problems({ ...inAzure, AZURE_FUNCTIONS_ENVIRONMENT: 'Development' })).toEqual([]);
   });
 
+  it('reads SYNC_SCHEDULE with the timer’s NCRONTAB grammar at start-up, refusing one that cannot run', () => {
+    expect(loadConfig({ SYNC_SCHEDULE: '0 */5 * * * 1-5' }).syncSchedule).toBe('0 */5 * * * 1-5');
+    const problem = (schedule: string) => {
+      try {
+        loadConfig({ SYNC_SCHEDULE: schedule });
+        return '';
+      } catch (err) {
+        return (err as ConfigError).problems.join('\n');
+      }
+    };
+    expect(problem('0 61 * * * *')).toMatch(/^SYNC_SCHEDULE: .*minute: "61" is out of range 0-59/);
+    expect(problem('0 0 0 30 2 *')).toMatch(/^SYNC_SCHEDULE: .*never fires/);
+    expect(problem('*/5 * * * *')).toMatch(/^SYNC_SCHEDULE: .*six fields/);
+  });
+
   it('reads a real tenant and normalises URLs', () => {
     const c = loadConfig({
       TENANT_NAME: 'contoso',

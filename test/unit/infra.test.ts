@@ -63,6 +63,40 @@ describe('azd project', () => {
   });
 });
 
+describe('provisioning: the hooks azd runs, and what they feed', () => {
+  const azure = () => parseYaml(readFileSync(join(root, 'azure.yaml'), 'utf8'));
+  const parameters = () =>
+    JSON.parse(readFileSync(join(root, 'infra/main.parameters.json'), 'utf8')).parameters;
+
+  it('preprovision checks the settings and derives the alert interval; postdown makes the next names new', () => {
+    const hooks = azure().hooks;
+    expect(hooks.preprovision).toMatchObject({ run: 'npm run --silent provision' });
+    expect(hooks.postdown).toMatchObject({ run: 'npm run --silent provision -- --after-down' });
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(pkg.scripts.provision).toContain('node dist/tools/provision.js');
+  });
+
+  it('the interval the hook derives feeds the no-successful-sync alert', () => {
+    expect(parameters().syncIntervalMinutes.value).toBe('${SYNC_INTERVAL_MINUTES=15}');
+    const m = main.modules.find((x) => x.path === 'modules/alerts.bicep');
+    expect(m?.body).toContain('syncIntervalMinutes: syncIntervalMinutes');
+  });
+
+  it('every resource name carries the suffix the hook makes, so azd up after azd down does not collide', () => {
+    expect(parameters().resourceSuffix.value).toBe('${AZURE_RESOURCE_SUFFIX=}');
+    expect(main.text).toContain('uniqueString(subscription().id, environmentName, location, resourceSuffix)');
+  });
+
+  it('the Entra sign-in: settings are written before authsettingsV2, and its redirect URI is an output', () => {
+    const app = modules['function-app.bicep'];
+    const auth = app.resources.find((r) => r.symbol === 'easyAuth');
+    expect(auth?.body).toContain('dependsOn: [app::settings]');
+    expect(main.outputs.find((o) => o.name === 'MANAGE_ENTRA_REDIRECT_URI')?.value).toContain(
+      '/.auth/login/aad/callback',
+    );
+  });
+});
+
 describe('resources', () => {
   it('a user-assigned identity, and the app runs as it', () => {
     expect(ofType('Microsoft.ManagedIdentity/userAssignedIdentities')).toHaveLength(1);
@@ -347,7 +381,6 @@ describe('alerts and workbook', () => {
     severity: Number(severity),
     query,
   }));
-  const recordsQuery = /var records = '([^']+)'/.exec(alerts.text)?.[1] ?? '';
 
   it('main.bicep wires the module to Application Insights; the e-mail is optional', () => {
     const m = main.modules.find((x) => x.path === 'modules/alerts.bicep');
@@ -371,24 +404,22 @@ describe('alerts and workbook', () => {
     );
     expect(ofType('Microsoft.Insights/actionGroups').length).toBe(1);
     expect(ofType('Microsoft.Insights/workbooks').length).toBe(1);
-    expect(recordsQuery).toMatch(/^traces \| extend e = parse_json\(message\)/);
   });
 
   it("each rule's query reads the app's own log records: known messages, and only fields those records carry", () => {
     const known = ALERT_RECORDS as Record<string, readonly string[]>;
     for (const rule of rules) {
-      const query = rule.query.replace('${records}', recordsQuery);
-      expect([rule.name, query.startsWith('traces') || query.startsWith('union (traces')]).toEqual([
+      expect([rule.name, /^(union \()?traces \| where message (==|in) /.test(rule.query)]).toEqual([
         rule.name,
         true,
       ]);
-      const messages = [...query.matchAll(/"([^"]+)"/g)]
+      const messages = [...rule.query.matchAll(/"([^"]+)"/g)]
         .map((m) => m[1])
         .filter((m) => /^[A-Za-z0-9 ]+$/.test(m) && m.includes(' '));
       expect([rule.name, messages.length > 0]).toEqual([rule.name, true]);
       for (const m of messages) expect([rule.name, m, m in known]).toEqual([rule.name, m, true]);
       const carried = new Set(messages.flatMap((m) => known[m] ?? []));
-      const used = [...query.matchAll(/\be\.(\w+)/g)].map((m) => m[1]).filter((f) => f !== 'message');
+      const used = [...rule.query.matchAll(/\bcustomDimensions\.(\w+)/g)].map((m) => m[1]);
       for (const f of used) expect([rule.name, f, carried.has(f)]).toEqual([rule.name, f, true]);
     }
   });
@@ -438,8 +469,16 @@ describe('deploy path', () => {
     expect(host.extensions.durableTask.hubName).toMatch(/^%[A-Z_]+%$/);
     // Flex Consumption allows any timeout; 10 minutes bounds one activity (a sync slice is 4 minutes).
     expect(host.functionTimeout).toMatch(/^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d$/);
-    const known = ['version', 'logging', 'extensionBundle', 'extensions', 'functionTimeout'];
+    const known = ['version', 'telemetryMode', 'logging', 'extensionBundle', 'extensions', 'functionTimeout'];
     expect(Object.keys(host).filter((k) => !known.includes(k))).toEqual([]);
+    // The worker's traces and logs go out as OpenTelemetry (shared/telemetry), and host-side sampling never drops
+    // a record an alert counts: traces (log records), requests and exceptions are left out of it.
+    expect(host.telemetryMode).toBe('OpenTelemetry');
+    expect(host.logging.applicationInsights.samplingSettings.excludedTypes.split(';').sort()).toEqual([
+      'Exception',
+      'Request',
+      'Trace',
+    ]);
   });
 });
 

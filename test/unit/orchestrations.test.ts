@@ -33,9 +33,11 @@ describe('registrations', () => {
       [SYNC.begin, 'activityTrigger'],
       [SYNC.stream, 'activityTrigger'],
       [SYNC.finish, 'activityTrigger'],
+      [SYNC.fail, 'activityTrigger'],
       [EXPORT.orchestrator, 'orchestrationTrigger'],
       [EXPORT.stream, 'activityTrigger'],
       [EXPORT.finish, 'activityTrigger'],
+      [EXPORT.fail, 'activityTrigger'],
       [EXPORT.notify, 'activityTrigger'],
       [DEVICE_LOGIN.orchestrator, 'orchestrationTrigger'],
       [DEVICE_LOGIN.requestCode, 'activityTrigger'],
@@ -70,7 +72,13 @@ describe('sync orchestration', () => {
     const o = orchestration(SYNC.orchestrator, { trigger: 'schedule' });
     let e = await o.run();
     expect(e.scheduled.map((s) => s.name)).toEqual([SYNC.begin]);
-    expect(e.scheduled[0].input).toEqual({ trigger: 'schedule' });
+    // A new run's id and start come from the orchestration (the same on every replay).
+    expect(e.scheduled[0].input).toEqual({
+      trigger: 'schedule',
+      full: false,
+      runId: expect.stringMatching(/^2026-11-23T12-00-00-000Z-[0-9a-f]{8}$/),
+      startedAt: '2026-11-23T12:00:00.000Z',
+    });
     o.complete(SYNC.begin, plan);
     e = await o.run();
     expect(e.scheduled.map((s) => (s.input as { stream: string }).stream)).toEqual(['a', 'b']);
@@ -125,22 +133,68 @@ describe('sync orchestration', () => {
     expect(e.output).toMatchObject({ state: 'failed', streams: { a: { state: 'failed', error: 'boom' } } });
   });
 
-  it('an activity that throws ends the run as failed with its message', async () => {
-    const o = orchestration(SYNC.orchestrator, {});
-    await o.run();
-    o.fail(SYNC.begin, 'storage is down');
-    let e = await o.run();
-    expect(e.done).toBe(true);
-    expect(e.output).toMatchObject({ state: 'failed', error: expect.stringContaining('storage is down') });
+  it('whatever fails — begin (named or thrown), a slice, finish, or the orchestration’s own code — ends in `fail`', async () => {
+    const failedWith = async (o: ScriptedOrchestration) => {
+      const e = await o.run();
+      expect(e.scheduled.map((s) => s.name)).toEqual([SYNC.fail]);
+      const input = e.scheduled[0].input as {
+        run: { runId: string };
+        error: { code: string; message: string };
+      };
+      o.complete(SYNC.fail);
+      const end = await o.run();
+      expect(end.done).toBe(true);
+      expect(end.output).toMatchObject({ state: 'failed', error: input.error.message });
+      return input;
+    };
+    // begin named the failure: its code reaches the run history.
+    const named = orchestration(SYNC.orchestrator, {});
+    await named.run();
+    named.complete(SYNC.begin, { failed: { code: 'secret_not_found', message: 'Secret "x" is not in …' } });
+    expect((await failedWith(named)).error).toEqual({
+      code: 'secret_not_found',
+      message: 'Secret "x" is not in …',
+    });
+    // begin threw: recorded as unexpected, under the id the orchestration gave the run.
+    const thrown = orchestration(SYNC.orchestrator, {});
+    const first = await thrown.run();
+    thrown.fail(SYNC.begin, 'storage is down');
+    const t = await failedWith(thrown);
+    expect(t.error).toEqual({ code: 'unexpected', message: 'storage is down' });
+    expect(t.run.runId).toBe((first.scheduled[0].input as { runId: string }).runId);
+    // A slice threw: the plan's run id, and the streams done so far.
+    const sliced = orchestration(SYNC.orchestrator, {});
+    await sliced.run();
+    sliced.complete(SYNC.begin, { ...plan, streams: ['a'] });
+    let e = await sliced.run();
+    sliced.fail(e.scheduled[0].id, 'the slice crashed');
+    expect(await failedWith(sliced)).toMatchObject({
+      run: { runId: 'r1' },
+      error: { message: 'the slice crashed' },
+    });
+    // finish threw.
+    const finished = orchestration(SYNC.orchestrator, {});
+    await finished.run();
+    finished.complete(SYNC.begin, { ...plan, streams: ['a'] });
+    e = await finished.run();
+    finished.complete(e.scheduled[0].id, slice('a', true, 3));
+    await finished.run();
+    finished.fail(SYNC.finish, 'manifest blob refused');
+    expect(await failedWith(finished)).toMatchObject({
+      results: [{ stream: 'a' }],
+      error: { message: 'manifest blob refused' },
+    });
+    // The orchestration's own code threw on a plan it cannot read.
+    const broken = orchestration(SYNC.orchestrator, {});
+    await broken.run();
+    broken.complete(SYNC.begin, { ...plan, streams: null });
+    expect((await failedWith(broken)).error.code).toBe('unexpected');
+  });
 
-    const p = orchestration(SYNC.orchestrator, {});
-    await p.run();
-    p.complete(SYNC.begin, { ...plan, streams: ['a'] });
-    e = await p.run();
-    p.fail(e.scheduled[0].id, 'the slice crashed');
-    e = await p.run();
-    expect(e.done).toBe(true);
-    expect(e.output).toMatchObject({ state: 'failed', error: expect.stringContaining('the slice crashed') });
+  it('a bad input fails the run the same way, before anything is read', async () => {
+    const o = orchestration(SYNC.orchestrator, { full: 'yes' });
+    const e = await o.run();
+    expect(e.scheduled.map((s) => s.name)).toEqual([SYNC.fail]);
   });
 });
 
@@ -183,6 +237,26 @@ describe('export orchestration', () => {
     });
   });
 
+  it('a stream activity or finish that throws ends in `fail` (slot freed, run recorded), then the callback', async () => {
+    const o = orchestration(EXPORT.orchestrator, input);
+    let e = await o.run();
+    for (const s of e.scheduled) o.complete(s.id, file((s.input as { stream: string }).stream));
+    e = await o.run();
+    o.fail(e.scheduled[0].id, 'blob storage answered 503');
+    e = await o.run();
+    expect(e.scheduled.map((s) => s.name)).toEqual([EXPORT.fail]);
+    expect(e.scheduled[0].input).toMatchObject({
+      error: expect.stringContaining('503'),
+      outcomes: [{ ok: true }, { ok: true }, { ok: true }],
+    });
+    o.complete(EXPORT.fail);
+    e = await o.run();
+    expect(e.scheduled.map((s) => s.name)).toEqual([EXPORT.notify]);
+    o.complete(EXPORT.notify);
+    e = await o.run();
+    expect(e.output).toMatchObject({ status: 'failed', callback: { status: 'delivered' } });
+  });
+
   it('a failed stream stops the waves; the export fails naming it and still finishes (its slot is freed)', async () => {
     const o = orchestration(EXPORT.orchestrator, { ...input, callbackUrl: undefined });
     let e = await o.run();
@@ -211,6 +285,11 @@ describe('device login orchestration', () => {
     const start = o.now;
     let e = await o.run();
     expect(e.scheduled.map((s) => s.name)).toEqual([DEVICE_LOGIN.requestCode]);
+    const run = e.scheduled[0].input as { runId: string };
+    expect(run).toEqual({
+      runId: expect.stringMatching(/^login-/),
+      startedAt: new Date(start).toISOString(),
+    });
     o.complete(DEVICE_LOGIN.requestCode, ticket);
     e = await o.run();
     expect(e.scheduled).toEqual([
@@ -219,7 +298,9 @@ describe('device login orchestration', () => {
     expect(e.customStatus).toMatchObject({ state: 'waiting', userCode: 'ABCD-1234', intervalSeconds: 5 });
     o.fireTimer();
     e = await o.run();
-    expect(e.scheduled).toEqual([expect.objectContaining({ name: DEVICE_LOGIN.poll, input: ticket.handle })]);
+    expect(e.scheduled).toEqual([
+      expect.objectContaining({ name: DEVICE_LOGIN.poll, input: { ...run, handle: ticket.handle } }),
+    ]);
     o.complete(DEVICE_LOGIN.poll, { outcome: { kind: 'error', error: 'slow_down' } });
     e = await o.run();
     expect(e.customStatus).toMatchObject({ state: 'waiting', intervalSeconds: 10, polls: 1 });
@@ -229,7 +310,10 @@ describe('device login orchestration', () => {
     o.raise(DEVICE_LOGIN.cancelEvent);
     e = await o.run();
     expect(e.scheduled).toEqual([
-      expect.objectContaining({ name: DEVICE_LOGIN.forget, input: ticket.handle }),
+      expect.objectContaining({
+        name: DEVICE_LOGIN.forget,
+        input: { ...run, handle: ticket.handle, view: { state: 'cancelled', polls: 1 } },
+      }),
     ]);
     o.complete(DEVICE_LOGIN.forget);
     e = await o.run();
@@ -283,6 +367,11 @@ describe('device login orchestration', () => {
     const f = orchestration(DEVICE_LOGIN.orchestrator);
     await f.run();
     f.fail(DEVICE_LOGIN.requestCode, 'device code request failed (HTTP 503)');
+    e = await f.run();
+    // It still ends in the run history, with no code to forget.
+    expect(e.scheduled[0]).toMatchObject({ name: DEVICE_LOGIN.forget, input: { view: { state: 'failed' } } });
+    expect((e.scheduled[0].input as { handle?: string }).handle).toBeUndefined();
+    f.complete(DEVICE_LOGIN.forget);
     e = await f.run();
     expect(e.output).toMatchObject({ state: 'failed', error: expect.stringContaining('HTTP 503') });
   });

@@ -1,0 +1,82 @@
+import type { DurableClient } from 'durable-functions';
+import type { App } from '../app';
+import { deviceLoginInstanceId } from '../device-login/orchestration';
+import { isRunning, readInstance } from '../durable';
+import { ERRORS } from '../errors';
+import { exportInstanceId } from '../exports/orchestration';
+import { syncInstanceId } from '../sync/orchestration';
+import { endRunSpan } from '../telemetry';
+import type { RunSummary } from './history';
+
+/** The log record each kind's failure carries: what the alert rules in infra/ count (shared/log/alerts.ts). */
+const FAILED_RECORD: Record<RunSummary['kind'], string> = {
+  sync: 'sync run failed',
+  export: 'export failed',
+  login: 'device login failed',
+};
+
+/** Whether the instance working on `run` is still working on it (a sync or login instance is reused by later runs). */
+function stillWorking(run: RunSummary, instance: Awaited<ReturnType<typeof readInstance>>): boolean {
+  if (!instance || !isRunning(instance.runtimeStatus)) return false;
+  if (run.kind === 'export') return true;
+  return (instance.customStatus as { runId?: unknown } | null | undefined)?.runId === run.id;
+}
+
+/**
+ * Accounts for runs that started but whose orchestration stopped without ending them — terminated, or stopped
+ * where even its own failure path could not write: each becomes failed in the run history (`run_stopped`), its
+ * failure record is logged (so its alert fires) and its trace ends. Runs younger than `graceMs` are left alone:
+ * their instance may not have reported yet. Called before each sync starts; never fails the caller.
+ */
+export async function sweepStoppedRuns(
+  client: DurableClient,
+  app: App,
+  options: { graceMs?: number } = {},
+): Promise<number> {
+  const now = app.clock.now();
+  const tenant = app.access().tenant.name;
+  let swept = 0;
+  try {
+    const open = (await app.runs().history.list({ limit: 100 })).filter(
+      (r) => r.outcome === 'running' && now - Date.parse(r.startedAt) > (options.graceMs ?? 60_000),
+    );
+    for (const run of open) {
+      const instanceId =
+        run.kind === 'export'
+          ? exportInstanceId(run.id)
+          : run.kind === 'sync'
+            ? syncInstanceId(tenant)
+            : deviceLoginInstanceId(tenant);
+      const instance = await readInstance(client, instanceId);
+      if (stillWorking(run, instance)) continue;
+      const finishedAt = new Date(now).toISOString();
+      const how = instance
+        ? `was ${instance.runtimeStatus.toLowerCase()}${typeof instance.output === 'string' && instance.output ? ` (${instance.output.slice(0, 200)})` : ''}`
+        : 'no longer exists';
+      await app.runs().save({
+        ...run,
+        outcome: 'failed',
+        finishedAt,
+        durationMs: Math.max(0, now - Date.parse(run.startedAt)),
+        error: {
+          code: 'run_stopped',
+          message: `the orchestration ${how} before the run ended`,
+          action: ERRORS.run_stopped.action,
+        },
+      });
+      app.logger.log('warn', FAILED_RECORD[run.kind], { runId: run.id, tenant, code: 'run_stopped' });
+      endRunSpan(
+        `${run.kind} run`,
+        run.id,
+        run.startedAt,
+        { tenant, kind: run.kind, outcome: 'failed' },
+        'run_stopped',
+        now,
+      );
+      swept++;
+    }
+  } catch (err) {
+    app.logger.log('warn', 'run history sweep failed', { reason: (err as Error).message.split('\n')[0] });
+  }
+  return swept;
+}

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { RunningAzurite } from '../../cli/azurite';
+
+/**
+ * Azurite's blob and table endpoints behind HTTPS proxies that refuse chosen requests — a storage blip exactly
+ * where a test wants one (the run record's write, a checkpoint's delete, a manifest's upload, the export slots'
+ * query), every other request passed to the real Azurite. They present Azurite's own certificate, so the app trusts
+ * them as it trusts Azurite.
+ */
+export interface StorageFault {
+  method: string;
+  /** Matched against the request's path (container and blob name). */
+  path: RegExp;
+  /** 403 is not retried by the Azure SDK: one refusal fails the call. */
+  status?: number;
+  /** How many matching requests to refuse (default: every one until removed). */
+  times?: number;
+}
+
+export async function storageFaultProxy(azurite: RunningAzurite) {
+  if (!azurite.caFile || !azurite.keyFile)
+    throw new Error('the storage fault proxy needs Azurite over HTTPS');
+  const ca = readFileSync(azurite.caFile);
+  const key = readFileSync(azurite.keyFile);
+  const faults: StorageFault[] = [];
+  const refused: string[] = [];
+  const proxy = async (port: number) => {
+    const server = createServer({ cert: ca, key }, (req: IncomingMessage, res: ServerResponse) => {
+      const path = new URL(req.url ?? '/', 'https://proxy').pathname;
+      const fault = faults.find((f) => f.method === req.method && f.path.test(path) && (f.times ?? 1) > 0);
+      if (fault) {
+        if (fault.times !== undefined) fault.times--;
+        refused.push(`${req.method} ${path}`);
+        req.resume();
+        res.writeHead(fault.status ?? 403, {
+          'content-type': 'application/xml',
+          'x-ms-error-code': 'AuthorizationFailure',
+        });
+        res.end(
+          '<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthorizationFailure</Code><Message>Refused by the test</Message></Error>',
+        );
+        return;
+      }
+      const upstream = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: `127.0.0.1:${port}` },
+          ca,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return server;
+  };
+  const blob = await proxy(azurite.blobPort);
+  const table = await proxy(azurite.tablePort);
+  const portOf = (server: typeof blob) => (server.address() as AddressInfo).port;
+  return {
+    /** Azurite's connection string with the blob and table endpoints through the proxies. */
+    connectionString: azurite.connectionString
+      .replace(/BlobEndpoint=https:\/\/127\.0\.0\.1:\d+\//, `BlobEndpoint=https://127.0.0.1:${portOf(blob)}/`)
+      .replace(
+        /TableEndpoint=https:\/\/127\.0\.0\.1:\d+\//,
+        `TableEndpoint=https://127.0.0.1:${portOf(table)}/`,
+      ),
+    refuse(fault: StorageFault) {
+      faults.push(fault);
+    },
+    clear() {
+      faults.length = 0;
+    },
+    refused,
+    close: () =>
+      Promise.all([blob, table].map((s) => new Promise<void>((done) => s.close(() => done())))).then(
+        () => undefined,
+      ),
+  };
+}
