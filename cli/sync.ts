@@ -4,6 +4,7 @@ import { ConfigError } from '../shared/errors';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { sinksFor } from '../shared/sinks';
+import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/setup';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { parse, UsageError, type CommandHelp } from './args';
@@ -37,13 +38,13 @@ export async function syncCommand(args: string[]): Promise<number> {
     json: { type: 'boolean' },
   });
   const target = await resolveTenant();
+  let sink: ChangeSink | undefined;
   try {
     const { config } = target;
     const select = values.streams ? values.streams.split(',').filter(Boolean) : config.syncStreams;
     const streams = resolveStreams({ file: config.syncStreamsFile, select });
     const local = dirname(config.localSecretsFile);
     const access = createAccessLayer(config);
-    let sink;
     try {
       const context = { config, secrets: access.secrets };
       sink = values.sink
@@ -101,6 +102,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       process.stderr.write('The run is incomplete; the next `sync` resumes it from its checkpoint.\n');
     return result.ok ? 0 : 1;
   } finally {
+    await sink?.close?.();
     await target.close();
   }
 }

@@ -13,6 +13,7 @@ df.app.client.timer('syncTimer', {
   runOnStartup: false,
   handler: async (_timer: Timer, client: DurableClient, context: InvocationContext) => {
     const outcome = await startSyncRun(client, appContext(), 'schedule');
-    if (!outcome.started) context.log(`sync tick skipped: a run is still ${outcome.running.runtimeStatus}`);
+    if (!outcome.started)
+      context.log(`sync tick skipped: a run is still ${outcome.running?.runtimeStatus ?? 'starting'}`);
   },
 });

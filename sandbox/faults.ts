@@ -19,6 +19,8 @@ export const faultSpecSchema = z
     partial: z.literal(true).optional(),
     /** The real answer's headers and first half, then the connection is reset. */
     cut: z.literal(true).optional(),
+    /** The GraphQL error's message for `status` or `partial` (a server that repeats what it was sent, at length). */
+    message: z.string().min(1).max(100_000).optional(),
   })
   .strict()
   .refine(

@@ -43,6 +43,10 @@ const mutateBody = z
   .object({ collection: z.enum(KINDS), creates: count, updates: count, deletes: count })
   .strict();
 
+const setBody = z
+  .object({ collection: z.enum(KINDS), id: z.string().min(1), fields: z.record(z.string(), z.unknown()) })
+  .strict();
+
 const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
 
 /**
@@ -167,6 +171,18 @@ export function registerHooks(router: Router, sb: Sandbox): void {
   post('/_sandbox/data/mutate', async (req) => {
     const b = await parse(req, mutateBody);
     return json(200, sb.data.mutate(b.collection, b.creates, b.updates, b.deletes));
+  });
+  // One record's fields set to exact values (any JSON, lone surrogates and NULs included): how tests put a poison
+  // record, or a precise change, at the source.
+  post('/_sandbox/data/set', async (req) => {
+    const b = await parse(req, setBody);
+    const record = sb.data.collections[b.collection].update(b.id, b.fields);
+    if (!record)
+      throw new HttpError(404, {
+        error: 'not_found',
+        error_description: `no ${b.collection} record ${b.id}`,
+      });
+    return json(200, { id: b.id });
   });
   router.add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats));
   post('/_sandbox/reset', () => {

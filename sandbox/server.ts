@@ -47,11 +47,14 @@ export interface RunningSandbox {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** GraphQL's partial success: the data as it was, and an error for one part of it. */
-function withPartialError(reply: Reply): Reply {
+function withPartialError(reply: Reply, message?: string): Reply {
   const body = JSON.parse(String(reply.body ?? '{}')) as { errors?: unknown[] };
   body.errors = [
     ...(body.errors ?? []),
-    { message: 'injected fault: part of the answer failed', extensions: { code: 'SANDBOX_FAULT' } },
+    {
+      message: message ?? 'injected fault: part of the answer failed',
+      extensions: { code: 'SANDBOX_FAULT' },
+    },
   ];
   return { ...reply, body: JSON.stringify(body) };
 }
@@ -70,7 +73,14 @@ function faultReply(route: string, fault: FaultSpec): Reply {
     retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
   const body =
     route === 'graphql'
-      ? { errors: [{ message: `injected fault: HTTP ${status}`, extensions: { code: 'SANDBOX_FAULT' } }] }
+      ? {
+          errors: [
+            {
+              message: fault.message ?? `injected fault: HTTP ${status}`,
+              extensions: { code: 'SANDBOX_FAULT' },
+            },
+          ],
+        }
       : {
           error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request',
           error_description: `injected fault: HTTP ${status}`,
@@ -223,7 +233,7 @@ async function dispatch(
       }
     }
     const reply = await found.route.handler(req);
-    if (fault?.partial) return send(res, withPartialError(reply));
+    if (fault?.partial) return send(res, withPartialError(reply, fault.message));
     if (fault?.cut) return cutMidBody(res, reply);
     send(res, reply);
   } catch (err) {

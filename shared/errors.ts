@@ -168,6 +168,16 @@ export function actionFor(code: string | undefined): string | undefined {
   return isErrorCode(normal) ? ERRORS[normal].action : undefined;
 }
 
+/**
+ * A text as long as it may be where it is stored or shown: an error message in a run summary, a problem's detail.
+ * A hostile or broken upstream can make an error as long as it likes; what the app keeps of it is bounded.
+ */
+export function bounded(text: string, max = 2_000): string {
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max - 40)}… (${text.length - max + 40} more characters)`;
+}
+
 /** The code of any error: its own when it is one of ours, `storage_unavailable` for an Azure Storage refusal. */
 export const codeOf = (err: unknown): ErrorCode =>
   err instanceof IntegrationError
@@ -279,9 +289,11 @@ export class GraphqlErrors extends IntegrationError {
     readonly data: unknown,
     options: { upstreamStatus?: number } = {},
   ) {
+    // The first three, each bounded: a server's message may repeat anything the document held, at any length.
+    const shown = errors.slice(0, 3).map((e) => bounded(e.message, 500));
     super(
       'graphql_errors',
-      `GraphQL operation ${operation} returned errors: ${errors.map((e) => e.message).join('; ')}`,
+      `GraphQL operation ${operation} returned errors: ${shown.join('; ')}${errors.length > 3 ? ` (and ${errors.length - 3} more)` : ''}`,
       { status: 502 },
     );
     this.upstreamStatus = options.upstreamStatus;
@@ -334,7 +346,7 @@ export function problem(
       type: problemType(code),
       title: ERRORS[code].title,
       status,
-      detail,
+      detail: bounded(detail),
       code,
       ...options.members,
     },

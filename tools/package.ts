@@ -102,7 +102,7 @@ export async function stagePackage(
     .sort();
 
   const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
-  // devDependencies stay listed so `npm ci` accepts the lock file; `--omit=dev` leaves them out.
+  // devDependencies and optionalDependencies stay listed so `npm ci` accepts the lock file; `--omit` leaves them out.
   const staged = {
     name: pkg.name,
     version: pkg.version,
@@ -114,6 +114,7 @@ export async function stagePackage(
     engines: pkg.engines,
     dependencies: pkg.dependencies,
     devDependencies: pkg.devDependencies,
+    optionalDependencies: pkg.optionalDependencies,
   };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   await cp(join(root, 'package-lock.json'), join(dir, 'package-lock.json'));
@@ -129,6 +130,8 @@ export async function stagePackage(
       [
         'ci',
         '--omit=dev',
+        // Optional dependencies are the tests' PostgreSQL builds (and pg's Cloudflare adapter): none runs in Azure.
+        '--omit=optional',
         '--ignore-scripts',
         '--no-audit',
         '--no-fund',

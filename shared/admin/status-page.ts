@@ -183,7 +183,7 @@ function detail(r: RunSummary) {
   const rows = Object.entries(r.streams)
     .map(
       ([s, c]) =>
-        `<tr><th scope="row">${esc(s)}</th><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}</td></tr>`,
+        `<tr><th scope="row">${esc(s)}</th><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}</td></tr>`,
     )
     .join('');
   const error = r.error

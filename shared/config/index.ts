@@ -27,6 +27,19 @@ const secretName = z
   .string()
   .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes');
 
+/** What the Azure SDKs accept: the emulator shortcut, or `name=value;…` with an account and key, or endpoints. */
+function storageConnectionString(text: string): boolean {
+  if (/^\s*UseDevelopmentStorage=true\s*;?\s*$/i.test(text)) return true;
+  const pairs = text.split(';').filter((p) => p.trim());
+  if (!pairs.length || pairs.some((p) => !/^\s*\w+\s*=./.test(p))) return false;
+  const keys = new Set(pairs.map((p) => p.slice(0, p.indexOf('=')).trim().toLowerCase()));
+  return (
+    (keys.has('accountname') && keys.has('accountkey')) ||
+    keys.has('blobendpoint') ||
+    keys.has('sharedaccesssignature')
+  );
+}
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
@@ -99,7 +112,15 @@ export const settingsSchema = z
       usedBy: 'Key Vault, storage',
       group: 'azure',
     }),
-    AzureWebJobsStorage: optional(z.string().min(1)).meta({
+    AzureWebJobsStorage: optional(
+      z
+        .string()
+        .min(1)
+        .refine(
+          storageConnectionString,
+          'not a storage connection string: UseDevelopmentStorage=true, or name=value pairs with AccountName and AccountKey (or a BlobEndpoint)',
+        ),
+    ).meta({
       description: 'Storage connection string: host, durable state, checkpoints, exports (Azurite locally).',
       default: 'Azurite (local stack)',
       usedBy: 'host, sync, export',
@@ -204,16 +225,38 @@ export const settingsSchema = z
       usedBy: 'sync (blob, dir sinks)',
       group: 'sync',
     }),
+    SYNC_REJECTED_RECORDS: optional(z.enum(['fail', 'quarantine'])).meta({
+      description:
+        'A record a sink cannot store (PostgreSQL: a NUL or a lone surrogate; Parquet: a lone surrogate): `fail` stops its page naming the record; `quarantine` sets it aside with its reason (PostgreSQL: the `_quarantine` table; Parquet: `{stream}.quarantine.ndjson` beside the change files), counts it, and goes on.',
+      default: '`fail`',
+      usedBy: 'sync (postgres sink, Parquet)',
+      group: 'sync',
+    }),
     POSTGRES_URL: optional(
       z
         .url({ protocol: /^postgres(ql)?$/ })
         .refine(
           (u) => !new URL(u).password,
           'must not hold a password: put it in the secret store (POSTGRES_PASSWORD_SECRET_NAME)',
+        )
+        .refine(
+          (u) => Boolean(new URL(u).username),
+          'must name the user: postgresql://USER@host:port/database',
+        )
+        .refine((u) => {
+          const url = new URL(u);
+          return isLoopback(url) || url.searchParams.get('sslmode') === 'verify-full';
+        }, 'a host that is not loopback needs TLS that checks its certificate: add ?sslmode=verify-full (and &sslrootcert=FILE for a private CA)')
+        .refine(
+          (u) =>
+            ['disable', 'require', 'verify-ca', 'verify-full', null].includes(
+              new URL(u).searchParams.get('sslmode'),
+            ),
+          'sslmode must be disable, require, verify-ca or verify-full',
         ),
     ).meta({
       description:
-        'Where the `postgres` sink writes, as `postgresql://user@host:port/database` — never with a password (that comes from the secret store).',
+        'Where the `postgres` sink writes, as `postgresql://user@host:port/database` — never with a password (the server asks for one: it comes from the secret store). A host that is not loopback needs `?sslmode=verify-full` (`&sslrootcert=FILE` for a private CA).',
       default: 'unset',
       usedBy: 'sync (postgres sink)',
       group: 'sync',
@@ -386,6 +429,8 @@ export interface AppConfig {
   exportsRequestSecretName?: string;
   /** SYNC_FORMAT. */
   syncFormat: SyncFormat;
+  /** SYNC_REJECTED_RECORDS: what a sink does with a record it cannot store. */
+  rejectedRecords: 'fail' | 'quarantine';
   /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
   postgres?: {
     url?: string;
@@ -465,6 +510,7 @@ export function loadConfig(
           }
         : undefined,
     syncFormat: s.SYNC_FORMAT ?? 'ndjson',
+    rejectedRecords: s.SYNC_REJECTED_RECORDS ?? 'fail',
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
     hosted: isHosted(s),

@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { streamCountsSchema } from '../sync/counts';
+import { bounded } from '../errors';
 import { lazyTable } from '../state/lazy';
 
 /**
@@ -39,6 +40,63 @@ export const runSummarySchema = z.object({
 export type RunSummary = z.infer<typeof runSummarySchema>;
 export type RunKind = RunSummary['kind'];
 
+/**
+ * Table storage keeps at most 32 K characters in one property: a summary is stored as one. Error texts are bounded
+ * first (the run's, each stream's, each interruption's); should the summary still be too long, the streams' error
+ * texts go, then the interruptions. Never the outcome, the counts or the run's own error code and action.
+ */
+export const MAX_SUMMARY_CHARS = 30_000;
+
+export function boundedSummary(summary: RunSummary): RunSummary {
+  let s: RunSummary = {
+    ...summary,
+    ...(summary.error ? { error: { ...summary.error, message: bounded(summary.error.message) } } : {}),
+    streams: Object.fromEntries(
+      Object.entries(summary.streams).map(([name, c]) => [
+        name,
+        c.error ? { ...c, error: bounded(c.error, 500) } : c,
+      ]),
+    ),
+    ...(summary.interruptions
+      ? { interruptions: summary.interruptions.map((i) => ({ ...i, message: bounded(i.message, 500) })) }
+      : {}),
+  };
+  if (JSON.stringify(s).length > MAX_SUMMARY_CHARS)
+    s = {
+      ...s,
+      streams: Object.fromEntries(
+        Object.entries(s.streams).map(([name, c]) => [name, { ...c, error: undefined }]),
+      ),
+    };
+  if (JSON.stringify(s).length > MAX_SUMMARY_CHARS) s = { ...s, interruptions: undefined };
+  return s;
+}
+
+/**
+ * The least a run's summary says — what it was, when, and how it ended, with its error's code and action — for when
+ * the whole one could not be written: a run that started always ends in the history.
+ */
+export function minimalSummary(summary: RunSummary): RunSummary {
+  return {
+    id: summary.id,
+    kind: summary.kind,
+    trigger: summary.trigger,
+    startedAt: summary.startedAt,
+    ...(summary.finishedAt ? { finishedAt: summary.finishedAt, durationMs: summary.durationMs } : {}),
+    outcome: summary.outcome,
+    streams: {},
+    ...(summary.error
+      ? {
+          error: {
+            code: summary.error.code,
+            message: bounded(summary.error.message, 300),
+            ...(summary.error.action ? { action: summary.error.action } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
 export interface RunQuery {
   kind?: RunKind;
   /** Newest first; at most this many (1–100). */
@@ -73,7 +131,7 @@ export class TableRunHistory implements RunHistory {
   }
 
   async record(summary: RunSummary): Promise<void> {
-    const s = runSummarySchema.parse(summary);
+    const s = boundedSummary(runSummarySchema.parse(summary));
     const entity = {
       partitionKey: PARTITION,
       rowKey: rowKeyOf(s),
@@ -146,7 +204,8 @@ export class FileRunHistory implements RunHistory {
   }
 
   async record(summary: RunSummary): Promise<void> {
-    const s = runSummarySchema.parse(summary);
+    // Bounded as in Table storage, so a summary reads the same wherever it was kept.
+    const s = boundedSummary(runSummarySchema.parse(summary));
     const runs = (await this.all()).filter((r) => r.id !== s.id || r.kind !== s.kind);
     runs.push(s);
     runs.sort((a, b) => rowKeyOf(a).localeCompare(rowKeyOf(b)));

@@ -41,33 +41,41 @@ export async function getRun(id: string | undefined, app: App): Promise<HttpResp
 }
 
 /**
- * Starts a sync now (the timer's tick, or POST /api/manage/sync) unless one is running: first the runs whose
- * orchestration stopped without ending them are accounted for (./sweep.ts). Safe under any concurrency: of starts
- * that race, one wins and the others see it running.
+ * Starts a sync now (the timer's tick, or POST /api/manage/sync) unless one is running or starting: first the runs
+ * whose orchestration stopped without ending them are accounted for (./sweep.ts). Safe under any concurrency, on
+ * any number of instances: the check and the start happen under the tenant's start lease (shared/sync/state.ts), so
+ * of starts that race one starts the run and the others see it running (or starting, without an instance yet).
  */
 export async function startSyncRun(
   client: DurableClient,
   app: App,
   trigger: 'schedule' | 'manual',
-): Promise<{ started: true } | { started: false; running: DurableOrchestrationStatus }> {
-  const id = syncInstanceId(app.access().tenant.name);
+): Promise<{ started: true } | { started: false; running?: DurableOrchestrationStatus }> {
+  const tenant = app.access().tenant.name;
+  const id = syncInstanceId(tenant);
   const running = async () => {
     const existing = await readInstance(client, id);
     return existing && isRunning(existing.runtimeStatus) ? existing : undefined;
   };
   const before = await running();
   if (before) return { started: false, running: before };
-  await app.traced('sync sweep', {}, () => sweepStoppedRuns(client, app));
-  try {
-    await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger } });
-  } catch (err) {
-    // Another start won the race (the durable store refuses a second running instance): that one is the run.
-    const winner = await running();
-    if (winner) return { started: false, running: winner };
-    throw err;
-  }
-  app.logger.log('info', 'sync run requested', { tenant: app.access().tenant.name, instanceId: id, trigger });
-  return { started: true };
+  const { syncStateStore } = await import('../sync/setup');
+  const outcome = await syncStateStore(app.config).exclusively(tenant, async () => {
+    const now = await running();
+    if (now) return { started: false as const, running: now };
+    await app.traced('sync sweep', {}, () => sweepStoppedRuns(client, app));
+    try {
+      await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger } });
+    } catch (err) {
+      // A start that outlived its lease met another one: that one is the run.
+      const winner = await running();
+      if (winner) return { started: false as const, running: winner };
+      throw err;
+    }
+    app.logger.log('info', 'sync run requested', { tenant, instanceId: id, trigger });
+    return { started: true as const };
+  });
+  return outcome.ran ? outcome.value : { started: false };
 }
 
 /**
@@ -78,14 +86,19 @@ export async function startSync(client: DurableClient, app: App): Promise<HttpRe
   const outcome = await startSyncRun(client, app, 'manual');
   if (!outcome.started) {
     const { running } = outcome;
-    const status = running.customStatus as Partial<SyncStatus> | undefined;
+    const status = running?.customStatus as Partial<SyncStatus> | undefined;
     return problem(
       409,
       'sync_running',
       'A sync is already running; it is in the run history. Start another when it has finished.',
       {
         members: {
-          running: { runId: status?.runId ?? null, since: running.createdTime, state: running.runtimeStatus },
+          running: {
+            runId: status?.runId ?? null,
+            since: running?.createdTime ?? null,
+            // Another start holds the lease and has not created the instance yet.
+            state: running?.runtimeStatus ?? 'Starting',
+          },
         },
       },
     );

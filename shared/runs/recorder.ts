@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import { inSpan } from '../telemetry';
-import type { RunHistory, RunSummary } from './history';
+import { minimalSummary, type RunHistory, type RunSummary } from './history';
 
 /**
  * Writes run summaries without ever failing the run: a storage error is logged and the run goes on. Runs older
@@ -25,6 +25,15 @@ export class RunRecorder {
         runId: summary.id,
         reason: (err as Error).message.split('\n')[0],
       });
+      // The least it must say, so the run does not stay "running" there for ever.
+      try {
+        await this.history.record(minimalSummary(summary));
+      } catch (again) {
+        this.options.logger.log('error', 'run history not written', {
+          runId: summary.id,
+          reason: (again as Error).message.split('\n')[0],
+        });
+      }
       return;
     }
     const now = this.options.clock.now();

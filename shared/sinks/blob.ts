@@ -8,7 +8,8 @@ import type { SyncFormat } from '../config';
 import { lazyContainer } from '../state/lazy';
 import type { Change } from '../sync/changes';
 import { ndjson, pageName, parquet } from './ndjson';
-import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+import type { RejectedPolicy } from './rejected';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 
 export const SYNC_CONTAINER = 'sync-changes';
 
@@ -24,6 +25,7 @@ export class BlobSink implements ChangeSink {
   constructor(
     service: BlobServiceClient,
     readonly format: SyncFormat = 'ndjson',
+    readonly rejected: RejectedPolicy = 'fail',
   ) {
     this.container = lazyContainer(service, SYNC_CONTAINER);
   }
@@ -46,7 +48,12 @@ export class BlobSink implements ChangeSink {
     });
   }
 
-  async endStream(tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+  async endStream(
+    tenant: string,
+    runId: string,
+    stream: string,
+    changedPages: number[],
+  ): Promise<WriteOutcome | void> {
     const blob = await this.blob(tenant, runId, `${stream}.ndjson.gz`);
     const blobHTTPHeaders = { blobContentType: 'application/gzip' };
     if (changedPages.length)
@@ -65,11 +72,23 @@ export class BlobSink implements ChangeSink {
           const text = (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip());
           yield* parquet().jsonPages<Change>(parquet().linesOf(text as AsyncIterable<Buffer>));
         };
-        await parquet().writeChangesParquet(pages, file);
+        const quarantineFile = join(dir, `${stream}.quarantine.ndjson`);
+        const { rejected } = await parquet().writeChangesParquet(pages, file, {
+          stream,
+          rejected: this.rejected,
+          quarantineFile,
+        });
         const target = await this.blob(tenant, runId, `${stream}.parquet`);
         await target.uploadFile(file, {
           blobHTTPHeaders: { blobContentType: 'application/vnd.apache.parquet' },
         });
+        if (rejected) {
+          const aside = await this.blob(tenant, runId, `${stream}.quarantine.ndjson`);
+          await aside.uploadFile(quarantineFile, {
+            blobHTTPHeaders: { blobContentType: 'application/x-ndjson' },
+          });
+        }
+        return { rejected };
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -99,6 +118,7 @@ export const blobSink: SinkModule = {
     new BlobSink(
       context.blobService?.() ?? storageService().blobService(context.config),
       context.config.syncFormat,
+      context.config.rejectedRecords,
     ),
   // Reaching Blob Storage with the app's identity is the storage check's; nothing else is the sink's own.
   doctor: async () => ({ state: 'ok', found: 'Blob Storage: see the storage check' }),

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { SyncFormat } from '../config';
 import type { Change } from '../sync/changes';
 import { ndjson, pageName, parquet } from './ndjson';
-import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+import type { RejectedPolicy } from './rejected';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
 export class DirectorySink implements ChangeSink {
@@ -12,6 +13,7 @@ export class DirectorySink implements ChangeSink {
   constructor(
     readonly dir: string,
     readonly format: SyncFormat = 'ndjson',
+    readonly rejected: RejectedPolicy = 'fail',
   ) {
     this.description = `folder ${dir}${format === 'parquet' ? ' (Parquet)' : ''}`;
   }
@@ -26,7 +28,12 @@ export class DirectorySink implements ChangeSink {
     await writeFile(join(parts, `${pageName(batch.page)}.ndjson`), ndjson(batch.changes));
   }
 
-  async endStream(_tenant: string, runId: string, stream: string, changedPages: number[]): Promise<void> {
+  async endStream(
+    _tenant: string,
+    runId: string,
+    stream: string,
+    changedPages: number[],
+  ): Promise<WriteOutcome | void> {
     const parts = this.parts(runId, stream);
     if (this.format === 'parquet') {
       // `{stream}.parquet` from the page files, one page in memory at a time (the writer reads them twice).
@@ -38,9 +45,17 @@ export class DirectorySink implements ChangeSink {
             Number.MAX_SAFE_INTEGER,
           );
       };
-      await parquet().writeChangesParquet(pages, join(this.dir, runId, `${stream}.parquet`));
+      const { rejected } = await parquet().writeChangesParquet(
+        pages,
+        join(this.dir, runId, `${stream}.parquet`),
+        {
+          stream,
+          rejected: this.rejected,
+          quarantineFile: join(this.dir, runId, `${stream}.quarantine.ndjson`),
+        },
+      );
       await rm(parts, { recursive: true, force: true });
-      return;
+      return { rejected };
     }
     const text: string[] = [];
     for (const page of changedPages)
@@ -71,7 +86,11 @@ export const dirSink: SinkModule = {
       ? 'the dir sink writes to a folder of this machine, and in Azure the app runs from a read-only package: use blob, webhook or postgres there'
       : undefined,
   create: (spec, context) =>
-    new DirectorySink(folderOf(spec.argument, context.cwd), context.config.syncFormat),
+    new DirectorySink(
+      folderOf(spec.argument, context.cwd),
+      context.config.syncFormat,
+      context.config.rejectedRecords,
+    ),
   async doctor(spec, context) {
     const dir = folderOf(spec.argument, context.cwd);
     await mkdir(dir, { recursive: true });

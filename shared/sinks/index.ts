@@ -8,7 +8,15 @@ import { postgresSink } from './postgres';
 import type { ChangeSink, SinkContext, SinkModule, SinkSettings, SinkSpec } from './types';
 import { webhookSink } from './webhook';
 
-export type { ChangeBatch, ChangeSink, RunManifest, SinkContext, SinkModule, SinkSpec } from './types';
+export type {
+  ChangeBatch,
+  ChangeSink,
+  RunManifest,
+  SinkContext,
+  SinkModule,
+  SinkSpec,
+  WriteOutcome,
+} from './types';
 
 /**
  * Every sink the app can write to. Adding one is a module beside these (kind, entry, requirements, create,
@@ -104,6 +112,7 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         { ...fields, runId: manifest.runId, outcome: manifest.ok ? 'succeeded' : 'failed' },
         () => sink.finish(manifest),
       ),
+    close: async () => sink.close?.(),
   };
 }
 

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
 import { z } from 'zod';
 import type { AppConfig } from '../config';
 import { IntegrationError, SecretNotFound } from '../errors';
 import { azureCredential } from '../secrets/credential';
 import { recordJsonOf, type Change } from '../sync/changes';
-import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+import { rejectedError, shownId, sortOut, type RejectedPolicy, type RejectedRecord } from './rejected';
+import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 
 /**
  * `postgres`: one table per stream in a schema of its own (default `tenant_<tenant>`), each record as `jsonb` with
@@ -23,20 +25,37 @@ export interface PostgresSinkOptions {
   schema: string;
   /** Deletes set `deleted_at` instead of removing the row. */
   softDelete?: boolean;
+  /** A record PostgreSQL cannot store: fail the page naming it (default), or set it aside in `_quarantine`. */
+  rejected?: RejectedPolicy;
 }
 
 export const SINK_PAGES_TABLE = '_sync_pages';
 export const SINK_RUNS_TABLE = '_sync_runs';
+export const SINK_QUARANTINE_TABLE = '_quarantine';
 
-/** A schema name from the tenant's: lower case, letters, digits and underscores. */
-export const defaultSchema = (tenant: string) =>
-  `tenant_${tenant.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
+/**
+ * A schema name from the tenant's: lower case, letters, digits and underscores. Whenever that changed the name
+ * (`acme-corp`, `acme.corp` and `ACME_corp` would all be `acme_corp`) or it is too long for PostgreSQL's 63 bytes,
+ * a short hash of the tenant's own name keeps tenants that share a database apart.
+ */
+export function defaultSchema(tenant: string): string {
+  const clean = tenant.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const plain = `tenant_${clean}`;
+  if (clean === tenant && plain.length <= 63) return plain;
+  const hash = createHash('sha256').update(tenant).digest('hex').slice(0, 8);
+  return `${plain.slice(0, 63 - 9)}_${hash}`;
+}
+
+/** A prepared statement's name: unique per (schema, stream, mode) and short, however long those are. */
+const statementName = (schema: string, stream: string, mode: string) =>
+  `ti_page_${createHash('sha256').update(`${schema}\0${stream}\0${mode}`).digest('hex').slice(0, 32)}`;
 
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export class PostgresSink implements ChangeSink {
   readonly description: string;
+  close?: () => Promise<void>;
   private readonly ready = new Map<string, Promise<void>>();
 
   constructor(
@@ -67,6 +86,9 @@ export class PostgresSink implements ChangeSink {
              PRIMARY KEY (run_id, stream, page));
            CREATE TABLE IF NOT EXISTS ${s}.${ident(SINK_RUNS_TABLE)} (run_id text PRIMARY KEY, ok boolean NOT NULL,
              manifest jsonb NOT NULL, finished_at timestamptz NOT NULL);
+           CREATE TABLE IF NOT EXISTS ${s}.${ident(SINK_QUARANTINE_TABLE)} (run_id text NOT NULL, stream text NOT NULL,
+             page integer NOT NULL, record_id text NOT NULL, reason text NOT NULL, record text NOT NULL,
+             quarantined_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, stream, record_id));
            CREATE TABLE IF NOT EXISTS ${this.table(stream)} (id text PRIMARY KEY, record jsonb NOT NULL,
              content_hash text NOT NULL, synced_at timestamptz NOT NULL, run_id text NOT NULL, deleted_at timestamptz);
            COMMIT;`,
@@ -84,29 +106,46 @@ export class PostgresSink implements ChangeSink {
     return ready;
   }
 
-  async write(batch: ChangeBatch): Promise<void> {
+  async write(batch: ChangeBatch): Promise<WriteOutcome> {
     // The last change of a record in a page wins (a page never lists a record twice, but be exact).
     const byId = new Map<string, Change>();
     for (const c of batch.changes) byId.set(c.id, c);
-    const changes = [...byId.values()];
+    const all = [...byId.values()];
     const digest = createHash('sha256')
-      .update(changes.map((c) => c.changeId).join('\n'))
+      .update(all.map((c) => c.changeId).join('\n'))
       .digest('hex');
+    // Text PostgreSQL cannot store fails the page by name, or is set aside: checked before anything is sent.
+    const { kept, rejected } = sortOut(all, 'postgres');
+    return this.apply(batch, all.length, digest, kept, rejected);
+  }
+
+  /**
+   * The page's statement. Should PostgreSQL still refuse a record for its data (a case the check above does not
+   * know), each record is tried alone to find which, and that one is named — or set aside — like the others.
+   */
+  private async apply(
+    batch: ChangeBatch,
+    total: number,
+    digest: string,
+    changes: Change[],
+    rejected: RejectedRecord[],
+    probed = false,
+  ): Promise<WriteOutcome> {
+    if (rejected.length && this.options.rejected !== 'quarantine')
+      throw rejectedError('PostgreSQL', batch.stream, rejected[0], rejected.length - 1);
     const upserts = changes.filter((c) => c.kind !== 'deleted');
     const deletes = changes.filter((c) => c.kind === 'deleted').map((c) => c.id);
     const t = this.table(batch.stream);
     const pages = `${ident(this.options.schema)}.${ident(SINK_PAGES_TABLE)}`;
     const client = await this.pool().connect();
+    let culprits: RejectedRecord[] = [];
     try {
       await this.ensure(client, batch.stream);
       // One statement, so one round trip and one transaction: the page's checkpoint row decides whether it was
       // applied already (same change ids: skip); otherwise its upserts, its deletes and the row commit together.
       await client.query({
         // Prepared once per connection and stream: the plan of this statement is most of a small page's cost.
-        name: `ti-page-${this.options.schema}-${batch.stream}-${this.options.softDelete ? 's' : 'h'}`.slice(
-          0,
-          63,
-        ),
+        name: statementName(this.options.schema, batch.stream, this.options.softDelete ? 'soft' : 'hard'),
         text: `WITH go AS (
            SELECT NOT EXISTS (SELECT 1 FROM ${pages} WHERE run_id = $1 AND stream = $2 AND page = $3 AND change_digest = $4) AS apply
          ), up AS (
@@ -121,6 +160,12 @@ export class PostgresSink implements ChangeSink {
                ? `UPDATE ${t} SET deleted_at = now(), run_id = $1 FROM go WHERE go.apply AND ${t}.id = ANY($8::text[]) AND ${t}.deleted_at IS NULL`
                : `DELETE FROM ${t} USING go WHERE go.apply AND ${t}.id = ANY($8::text[])`
            }
+         ), q AS (
+           INSERT INTO ${ident(this.options.schema)}.${ident(SINK_QUARANTINE_TABLE)} (run_id, stream, page, record_id, reason, record)
+           SELECT $1, $2, $3, r.id, r.reason, r.record FROM go, unnest($10::text[], $11::text[], $12::text[]) AS r(id, reason, record)
+             WHERE go.apply
+           ON CONFLICT (run_id, stream, record_id) DO UPDATE SET page = EXCLUDED.page, reason = EXCLUDED.reason,
+             record = EXCLUDED.record, quarantined_at = now()
          ), cp AS (
            INSERT INTO ${pages} (run_id, stream, page, change_digest, changes)
            SELECT $1, $2, $3, $4, $9 FROM go WHERE go.apply
@@ -137,14 +182,43 @@ export class PostgresSink implements ChangeSink {
           upserts.map(recordJsonOf),
           upserts.map((c) => c.changeId),
           deletes,
-          changes.length,
+          total,
+          // Shown escaped (JSON), so a NUL or lone surrogate is stored as the characters that describe it.
+          rejected.map((r) => shownId(r.id)),
+          rejected.map((r) => r.reason),
+          rejected.map((r) => r.json),
         ],
       });
     } catch (err) {
-      throw refused(err, batch.stream, changes);
+      if (!probed && isDataError(err)) culprits = await this.probe(client, upserts);
+      if (!culprits.length) throw refused(err, batch.stream);
     } finally {
       client.release();
     }
+    if (culprits.length) {
+      const named = new Set(culprits.map((r) => r.id));
+      const rest = changes.filter((c) => !named.has(c.id));
+      return this.apply(batch, total, digest, rest, [...rejected, ...culprits], true);
+    }
+    return { rejected: rejected.length };
+  }
+
+  /** The records PostgreSQL refuses on their own (id as text, record as jsonb), with its reason for each. */
+  private async probe(client: PoolClient, upserts: Change[]): Promise<RejectedRecord[]> {
+    const found: RejectedRecord[] = [];
+    for (const c of upserts) {
+      try {
+        await client.query('SELECT $1::text, $2::jsonb', [c.id, recordJsonOf(c)]);
+      } catch (err) {
+        if (!isDataError(err)) throw err;
+        found.push({
+          id: c.id,
+          reason: `PostgreSQL refuses it: ${(err as Error).message}`,
+          json: recordJsonOf(c),
+        });
+      }
+    }
+    return found;
   }
 
   async endStream(): Promise<void> {}
@@ -165,15 +239,15 @@ export class PostgresSink implements ChangeSink {
   }
 }
 
-/** PostgreSQL refused the page: name the stream and, where one record is the cause, that record. */
-function refused(err: unknown, stream: string, changes: Change[]): Error {
-  const e = err as { code?: string; message?: string };
-  if (!e.code || !/^2[2-3]/.test(e.code)) return err as Error; // not the data's fault: connection, permissions, …
-  // Text PostgreSQL cannot store (a NUL character) is the usual culprit.
-  const bad = changes.find((c) => c.kind !== 'deleted' && recordJsonOf(c).includes('\\u0000'));
+/** A refusal because of the data (class 22, data exception; 23, integrity), not the connection or permissions. */
+const isDataError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown }).code ?? ''));
+
+/** PostgreSQL refused the page for a reason no single record explains: name the stream, keep the cause. */
+function refused(err: unknown, stream: string): Error {
+  if (!isDataError(err)) return err as Error; // not the data's fault: connection, permissions, …
   return new IntegrationError(
     'sink_rejected',
-    `PostgreSQL refused stream ${stream}${bad ? ` record ${bad.id}` : ''}: ${e.message ?? 'error'}${bad ? ' (text with a NUL character cannot be stored in PostgreSQL)' : ''}. The page was not applied; the run resumes from it once the record is fixed at the source.`,
+    `PostgreSQL refused stream ${stream}: ${(err as Error).message ?? 'error'}. The page was not applied; the run resumes from it.`,
     { status: 502, cause: err },
   );
 }
@@ -194,7 +268,34 @@ export function postgresPool(
   if (!pg) throw new Error('postgres is not configured');
   // The driver loads here, on first use: only a postgres sink pays for it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { Pool } = require('pg') as typeof import('pg');
+  const { Pool, Client: PgClient } = require('pg') as typeof import('pg');
+  // When the password callback fails (no secret, no token) the driver reports it but leaves the socket open, and
+  // the server holds it until its authentication_timeout (a minute by default) — a CLI command waited that long to
+  // exit. A client that failed to connect is ended here.
+  class Client extends PgClient {
+    override connect(): Promise<Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: Client) => void)): void;
+    override connect(
+      callback?: ((err: Error) => void) | ((err: null, c: Client) => void),
+    ): Promise<Client> | void {
+      const ended = (err: Error) => {
+        this.end().catch(() => undefined);
+        return err;
+      };
+      if (!callback)
+        return super.connect().then(
+          () => this,
+          (err: Error) => {
+            throw ended(err);
+          },
+        );
+      super.connect((err: Error | null) =>
+        err
+          ? (callback as (err: Error) => void)(ended(err))
+          : (callback as (e: null, c: Client) => void)(null, this),
+      );
+    }
+  }
   if (pg.host) {
     const credential = azureCredential(config);
     return new Pool({
@@ -203,6 +304,7 @@ export function postgresPool(
       database: pg.database,
       user: pg.user,
       ssl: { rejectUnauthorized: true },
+      Client,
       max: 4,
       connectionTimeoutMillis: 15_000,
       password: async () => {
@@ -213,19 +315,59 @@ export function postgresPool(
       },
     });
   }
+  // Read from the URL field by field, never handed to the driver as a connection string: the driver's parser turns
+  // a URL without a password into an empty one, which would replace the secret-store lookup below.
+  const target = postgresTarget(pg.url as string);
   return new Pool({
-    connectionString: pg.url,
+    ...target,
+    Client,
     max: 4,
     connectionTimeoutMillis: 15_000,
+    // Only asked for when the server wants a password; from the secret store, never from configuration.
     password: async () => {
       try {
         return await secrets.get(pg.passwordSecretName);
       } catch (err) {
-        if (err instanceof SecretNotFound) return '';
+        if (err instanceof SecretNotFound)
+          throw new IntegrationError(
+            'secret_not_found',
+            `PostgreSQL at ${target.host}:${target.port} asked for a password and secret "${pg.passwordSecretName}" is not in the secret store: set it with \`tenant-integrations secrets set ${pg.passwordSecretName}\` (POSTGRES_PASSWORD_SECRET_NAME names another).`,
+            { cause: err },
+          );
         throw err;
       }
     },
   });
+}
+
+/**
+ * Where POSTGRES_URL points and how to reach it: host, port, database and user, and TLS from `sslmode` —
+ * `verify-full` checks the server's certificate and name (against `sslrootcert` when given, else the system's CAs),
+ * `require` encrypts only. The configuration allows anything less than `verify-full` only on loopback.
+ */
+export function postgresTarget(url: string) {
+  const u = new URL(url);
+  const sslmode = u.searchParams.get('sslmode') ?? 'disable';
+  const rootcert = u.searchParams.get('sslrootcert');
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const ssl =
+    sslmode === 'verify-full' || sslmode === 'verify-ca'
+      ? {
+          rejectUnauthorized: true,
+          ...(rootcert ? { ca: readFileSync(rootcert, 'utf8') } : {}),
+          // verify-ca checks the chain but not the name (as libpq does).
+          ...(sslmode === 'verify-ca' ? { checkServerIdentity: () => undefined } : { servername: host }),
+        }
+      : sslmode === 'require'
+        ? { rejectUnauthorized: false }
+        : undefined;
+  return {
+    host,
+    port: Number(u.port || 5432),
+    database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
+    user: decodeURIComponent(u.username),
+    ...(ssl ? { ssl } : {}),
+  };
 }
 
 /** Where the sink's server is, for messages: the host, never the URL's user or anything else in it. */
@@ -245,10 +387,19 @@ export const postgresSink: SinkModule = {
   create(_spec, { config, secrets, postgresPool: given }) {
     const pg = config.postgres;
     let pool: Pool | undefined;
-    return new PostgresSink(() => (pool ??= given?.() ?? postgresPool(config, secrets)), {
+    const sink = new PostgresSink(() => (pool ??= given?.() ?? postgresPool(config, secrets)), {
       schema: pg?.schema ?? defaultSchema(config.tenant?.name ?? 'sandbox'),
       softDelete: pg?.softDelete ?? false,
+      rejected: config.rejectedRecords,
     });
+    // A pool it was given belongs to whoever gave it; one it made is ended here (idle connections would keep a
+    // command alive for the pool's idle timeout, and a failed sign-in longer).
+    sink.close = async () => {
+      const made = given ? undefined : pool;
+      pool = undefined;
+      await made?.end();
+    };
+    return sink;
   },
   async doctor(_spec, { config, secrets }) {
     if (!config.postgres)

@@ -27,13 +27,19 @@ export interface RunManifest {
   error?: string;
 }
 
+/** What a sink did not store: records it set aside (SYNC_REJECTED_RECORDS=quarantine, shared/sinks/rejected.ts). */
+export interface WriteOutcome {
+  rejected: number;
+}
+
 /**
  * Where changes go. Every call is idempotent, because a run resumed from its checkpoint repeats the page
  * that was in flight. A write that throws fails the page; the checkpoint is not advanced past it.
  */
 export interface ChangeSink {
   readonly description: string;
-  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<void>;
+  /** Answers what it set aside, when it may set records aside (the same count when a page is written again). */
+  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<WriteOutcome | void>;
   /** The stream's pass is complete: `changedPages` are the pages that had changes, in order. */
   endStream(
     tenant: string,
@@ -41,8 +47,10 @@ export interface ChangeSink {
     stream: string,
     changedPages: number[],
     counts: StreamCounts,
-  ): Promise<void>;
+  ): Promise<WriteOutcome | void>;
   finish(manifest: RunManifest): Promise<void>;
+  /** Lets go of what the sink holds open (the postgres sink's connections), so a command can exit at once. */
+  close?(): Promise<void>;
 }
 
 /** One entry of SYNC_SINKS (or `--sink`): `kind` or `kind:argument`, e.g. `blob`, `dir:./out`. */

@@ -9,7 +9,8 @@ import type { ConnectionPaths } from '../graphql/pager';
  */
 export const streamSchema = z
   .object({
-    name: z.string().regex(/^[\w-]{1,64}$/, 'letters, digits, dash or underscore (1-64)'),
+    // At most 63: PostgreSQL keeps 63 bytes of a name, and the postgres sink names each stream's table after it.
+    name: z.string().regex(/^[\w-]{1,63}$/, 'letters, digits, dash or underscore (1-63)'),
     document: z
       .string()
       .min(1)

@@ -7,6 +7,8 @@ export const streamCountsSchema = z.object({
   updated: z.number(),
   deleted: z.number(),
   unchanged: z.number(),
+  /** Records a sink set aside (SYNC_REJECTED_RECORDS=quarantine); absent when none was. */
+  rejected: z.number().optional(),
 });
 export type StreamCounts = z.infer<typeof streamCountsSchema>;
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
-import { IntegrationError } from '../errors';
+import { bounded, codeOf } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { silentLogger, type Logger } from '../log';
@@ -10,7 +10,7 @@ import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
 import { inSpan, setFields } from '../telemetry';
 import { prefetch } from './prefetch';
-import type { ChangeSink, RunManifest } from '../sinks';
+import type { ChangeSink, RunManifest, WriteOutcome } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
 
 export interface SyncContext {
@@ -36,10 +36,15 @@ export interface StreamResult {
   durationMs?: number;
 }
 
-const describe = (err: unknown) =>
-  err instanceof IntegrationError
-    ? { error: err.message, errorCode: err.code }
-    : { error: (err as Error).message ?? String(err), errorCode: 'unexpected' };
+/** Adds what a sink set aside (SYNC_REJECTED_RECORDS=quarantine) to the stream's counts. */
+function setAside(counts: StreamCounts, outcome: WriteOutcome | void): void {
+  if (outcome?.rejected) counts.rejected = (counts.rejected ?? 0) + outcome.rejected;
+}
+
+const describe = (err: unknown) => ({
+  error: bounded(err instanceof Error ? err.message : String(err)),
+  errorCode: codeOf(err),
+});
 
 async function readLog(
   state: SyncStateStore,
@@ -98,9 +103,10 @@ export async function syncStream(
     if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts };
     if (cp?.sealing && cp.previousDigest !== digest) {
       // Died after storing the new snapshot: only the sink's seal and the done mark are left.
-      await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, cp.sealing.counts);
-      await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: cp.sealing.counts }));
-      return { stream: name, ok: true, done: true, counts: cp.sealing.counts };
+      const counts = { ...cp.sealing.counts };
+      setAside(counts, await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, counts));
+      await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts }));
+      return { stream: name, ok: true, done: true, counts };
     }
     const full = cp?.full ?? run.full;
     const d = new ChangeDetector(name, full ? undefined : stored, stream.idPath);
@@ -140,10 +146,11 @@ export async function syncStream(
             const changes = d.page(p.records);
             setFields(span, { count: changes.length });
             if (changes.length) {
-              await sink.write(
+              const written = await sink.write(
                 { tenant, runId: run.runId, stream: name, page, changes },
                 { abortSignal: ctx.abortSignal },
               );
+              setAside(d.counts, written);
               changedPages.push(page);
             }
             const record = {
@@ -165,9 +172,12 @@ export async function syncStream(
     const deletions = d.finish();
     if (deletions.length) {
       // The page after the last listed one: the same number on every retry, so the sink replaces it.
-      await sink.write(
-        { tenant, runId: run.runId, stream: name, page: page + 1, changes: deletions },
-        { abortSignal: ctx.abortSignal },
+      setAside(
+        d.counts,
+        await sink.write(
+          { tenant, runId: run.runId, stream: name, page: page + 1, changes: deletions },
+          { abortSignal: ctx.abortSignal },
+        ),
       );
       changedPages.push(page + 1);
     }
@@ -176,7 +186,7 @@ export async function syncStream(
       name,
       encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
     );
-    await sink.endStream(tenant, run.runId, name, changedPages, d.counts);
+    setAside(d.counts, await sink.endStream(tenant, run.runId, name, changedPages, d.counts));
     // The next snapshot is every page's entries, read back from the log: never held in memory.
     await state.writeSnapshot(tenant, name, logEntries(await readLog(state, tenant, name)));
     await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));

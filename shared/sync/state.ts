@@ -36,7 +36,20 @@ export interface SyncStateStore {
   clearCheckpoint(tenant: string, stream: string): Promise<void>;
   readRun(tenant: string): Promise<SyncRunRecord | undefined>;
   writeRun(tenant: string, run: SyncRunRecord | undefined): Promise<void>;
+  /**
+   * Runs `work` unless another caller is running it for this tenant right now (then `{ ran: false }` at once):
+   * starting a run is check-then-start, and two starters must not both see "none running".
+   */
+  exclusively<T>(tenant: string, work: () => Promise<T>): Promise<Exclusive<T>>;
 }
+
+export type Exclusive<T> = { ran: true; value: T } | { ran: false };
+
+/**
+ * How long a starter holds the tenant's start lease: it ends when the start does, or by itself after this should
+ * the process die holding it (Blob Storage takes 15–60 seconds).
+ */
+export const START_LEASE_SECONDS = 30;
 
 const parseRun = (text: string): SyncRunRecord | undefined => {
   try {
@@ -58,6 +71,7 @@ const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT
 export class FileSyncStateStore implements SyncStateStore {
   readonly description: string;
   private readonly logs = new Map<string, number>();
+  private readonly starting = new Set<string>();
   constructor(readonly dir: string) {
     this.description = `folder ${dir}`;
   }
@@ -144,6 +158,17 @@ export class FileSyncStateStore implements SyncStateStore {
     if (run) await this.replace(path, JSON.stringify(run));
     else await rm(path, { force: true });
   }
+
+  // One process uses a folder (the CLI, a test): a set of tenants being started is enough.
+  async exclusively<T>(tenant: string, work: () => Promise<T>): Promise<Exclusive<T>> {
+    if (this.starting.has(tenant)) return { ran: false };
+    this.starting.add(tenant);
+    try {
+      return { ran: true, value: await work() };
+    } finally {
+      this.starting.delete(tenant);
+    }
+  }
 }
 
 // One append per page, so an append blob's 50 000-block limit caps a pass at 50 000 pages (5 M records at
@@ -225,5 +250,29 @@ export class BlobSyncStateStore implements SyncStateStore {
     }
     const text = JSON.stringify(run);
     await blob.upload(text, Buffer.byteLength(text));
+  }
+
+  // Every instance of the app shares the container: a lease on `{tenant}/start.lock` is held by one at a time.
+  async exclusively<T>(tenant: string, work: () => Promise<T>): Promise<Exclusive<T>> {
+    const blob = (await this.container()).getBlockBlobClient(this.name(tenant, 'start.lock'));
+    const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
+    try {
+      await blob.upload('', 0, { conditions: { ifNoneMatch: '*' } });
+    } catch (err) {
+      // 409: it exists and is leased; 412: it exists.
+      if (status(err) !== 409 && status(err) !== 412) throw err;
+    }
+    const lease = blob.getBlobLeaseClient();
+    try {
+      await lease.acquireLease(START_LEASE_SECONDS);
+    } catch (err) {
+      if (status(err) === 409) return { ran: false };
+      throw err;
+    }
+    try {
+      return { ran: true, value: await work() };
+    } finally {
+      await lease.releaseLease().catch(() => undefined); // it expires by itself
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { TableClient } from '@azure/data-tables';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -7,9 +8,19 @@ import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll, type StreamResult } from '../../shared/sync/run';
-import { BlobSink, DirectorySink, MultiSink, WebhookSink, type ChangeSink } from '../../shared/sinks';
+import {
+  BlobSink,
+  DirectorySink,
+  MultiSink,
+  PostgresSink,
+  WebhookSink,
+  type ChangeSink,
+} from '../../shared/sinks';
 import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from '../../shared/sync/state';
+import { ERRORS } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
+import { RUNS_TABLE, TableRunHistory } from '../../shared/runs/history';
+import { syncSummary } from '../../shared/runs/summary';
 import { createSecretStore, LocalFileSecretStore } from '../../shared/secrets';
 import {
   documented,
@@ -21,6 +32,7 @@ import {
 } from '../helpers/key-vault-replay';
 import { accessFixture } from '../helpers/access';
 import { CLI } from '../helpers/cli';
+import { startPostgres } from '../helpers/postgres';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 import { webhookReceiver } from '../helpers/webhook-receiver';
 import { record } from './report';
@@ -76,8 +88,8 @@ interface Case {
   inject?: (ctx: Ctx) => Promise<void>;
   /** During the first run, after its first delivered page. */
   during?: (ctx: Ctx) => Promise<void>;
-  /** What the first run must end with: completed, or failed with this error code. */
-  firstRun: 'completes' | { failsWith: string; saying?: RegExp };
+  /** What the first run must end with: completed, or failed with this error code (then checked by `then`). */
+  firstRun: 'completes' | { failsWith: string; saying?: RegExp; then?: (run: Run) => Promise<string> };
   /** Between the runs: the operator's fix, when one is needed. */
   fix?: (ctx: Ctx) => Promise<Ctx | void>;
   sink?: (ctx: Ctx) => ChangeSink;
@@ -154,6 +166,7 @@ async function check(c: Case): Promise<void> {
       expect(first.streams.map((s) => s.errorCode)).toContain(c.firstRun.failsWith);
       if (c.firstRun.saying)
         expect(first.streams.map((s) => s.error ?? '').join('\n')).toMatch(c.firstRun.saying);
+      if (c.firstRun.then) observed.push(await c.firstRun.then(first));
     }
     let last = first;
     if (!first.ok) {
@@ -316,6 +329,51 @@ describe('GraphQL', () => {
     }),
   );
 
+  it('an error that repeats a 20 000-character text', async () => {
+    const azurite = await startAzurite({ location: join(dir, 'azurite') });
+    const history = new TableRunHistory(
+      TableClient.fromConnectionString(azurite.connectionString, RUNS_TABLE, {
+        allowInsecureConnection: true,
+      }),
+    );
+    const text = `Cannot query field "${'x'.repeat(20_000)}" on type "Control".`;
+    try {
+      await check({
+        area: 'GraphQL',
+        fault: 'HTTP 400 whose error repeats a 20 000-character text',
+        expected: resumes(
+          'graphql_errors, its text bounded; the run is in the run history as failed with the action',
+        ),
+        inject: faults({ route: 'graphql', status: 400, count: 1, message: text }),
+        firstRun: {
+          failsWith: 'graphql_errors',
+          then: async (run) => {
+            const startedAt = new Date().toISOString();
+            await history.record(
+              syncSummary({ runId: run.runId, startedAt }, run.streams, {
+                trigger: 'schedule',
+                finishedAt: startedAt,
+              }),
+            );
+            const kept = await history.get(run.runId);
+            expect(kept).toMatchObject({
+              outcome: 'failed',
+              error: { code: 'graphql_errors', action: ERRORS.graphql_errors.action },
+            });
+            const longest = Math.max(
+              kept?.error?.message.length ?? 0,
+              ...Object.values(kept?.streams ?? {}).map((c) => c.error?.length ?? 0),
+            );
+            expect(longest).toBeLessThanOrEqual(2_000);
+            return `in the run history as failed, its longest text ${longest} characters`;
+          },
+        },
+      });
+    } finally {
+      await azurite.stop();
+    }
+  });
+
   it('an answer over the size cap', () =>
     check({
       area: 'GraphQL',
@@ -443,6 +501,58 @@ describe('sinks', () => {
       sink: webhook,
       delivered: viaWebhook,
     }));
+
+  it('a record PostgreSQL cannot store (a lone surrogate in a field)', async () => {
+    const pg = await startPostgres();
+    let policy: 'fail' | 'quarantine' = 'fail';
+    try {
+      await check({
+        area: 'sink: PostgreSQL',
+        fault: 'one source record holds a lone UTF-16 surrogate (`\\ud800`)',
+        expected: resumes(
+          'sink_rejected naming the record and SYNC_REJECTED_RECORDS; with quarantine the record is set aside with its reason, the rest stored',
+        ),
+        inject: async () => {
+          await sb.hook('data/set', {
+            collection: 'kpis',
+            id: 'kpi-0000042',
+            fields: { name: 'Broken \ud800 KPI' },
+          });
+        },
+        sink: () => new PostgresSink(() => pg.pool, { schema: 'faults_poison', rejected: policy }),
+        firstRun: {
+          failsWith: 'sink_rejected',
+          saying: /record "kpi-0000042": a field holds a lone UTF-16 surrogate/,
+        },
+        fix: async () => {
+          policy = 'quarantine';
+        },
+        // Stored or set aside, each record once: the streams' rows and the quarantine's.
+        delivered: async () => {
+          const rows = await pg.query<{ stream: string; id: string }>(
+            `SELECT 'controls' AS stream, id FROM faults_poison.controls UNION ALL
+             SELECT 'kpis', id FROM faults_poison.kpis UNION ALL
+             SELECT stream, record_id::json #>> '{}' FROM faults_poison._quarantine`,
+          );
+          return rows.map((r) => ({
+            changeId: `${r.stream}/${r.id}`,
+            stream: r.stream,
+            kind: 'created',
+            id: r.id,
+          }));
+        },
+        verify: async () => {
+          const aside = await pg.query<{ record_id: string; reason: string }>(
+            'SELECT record_id, reason FROM faults_poison._quarantine',
+          );
+          expect(aside).toEqual([{ record_id: '"kpi-0000042"', reason: expect.stringMatching(/surrogate/) }]);
+          return `set aside: ${aside.length} (${aside[0].reason})`;
+        },
+      });
+    } finally {
+      await pg.stop();
+    }
+  });
 
   it('the folder cannot be written', () =>
     check({

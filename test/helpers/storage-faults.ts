@@ -18,6 +18,8 @@ export interface StorageFault {
   status?: number;
   /** How many matching requests to refuse (default: every one until removed). */
   times?: number;
+  /** Only requests whose body matches (the proxy reads the body first): one write among many to the same path. */
+  body?: RegExp;
 }
 
 export async function storageFaultProxy(azurite: RunningAzurite) {
@@ -28,13 +30,24 @@ export async function storageFaultProxy(azurite: RunningAzurite) {
   const faults: StorageFault[] = [];
   const refused: string[] = [];
   const proxy = async (port: number) => {
-    const server = createServer({ cert: ca, key }, (req: IncomingMessage, res: ServerResponse) => {
+    const server = createServer({ cert: ca, key }, async (req: IncomingMessage, res: ServerResponse) => {
       const path = new URL(req.url ?? '/', 'https://proxy').pathname;
-      const fault = faults.find((f) => f.method === req.method && f.path.test(path) && (f.times ?? 1) > 0);
+      const candidates = faults.filter(
+        (f) => f.method === req.method && f.path.test(path) && (f.times ?? 1) > 0,
+      );
+      // The body is read only when a fault looks at it; it is then sent on from memory.
+      let body: Buffer | undefined;
+      if (candidates.some((f) => f.body)) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        body = Buffer.concat(chunks);
+      }
+      const text = body?.toString('utf8') ?? '';
+      const fault = candidates.find((f) => !f.body || f.body.test(text));
       if (fault) {
         if (fault.times !== undefined) fault.times--;
         refused.push(`${req.method} ${path}`);
-        req.resume();
+        if (!body) req.resume();
         res.writeHead(fault.status ?? 403, {
           'content-type': 'application/xml',
           'x-ms-error-code': 'AuthorizationFailure',
@@ -59,7 +72,8 @@ export async function storageFaultProxy(azurite: RunningAzurite) {
         },
       );
       upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
+      if (body) upstream.end(body);
+      else req.pipe(upstream);
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     return server;

@@ -97,4 +97,20 @@ describe('tenant-integrations doctor', () => {
       }),
     ]);
   });
+
+  it('a malformed AzureWebJobsStorage is named (it crashed doctor with a TypeError)', async () => {
+    for (const value of ['DefaultEndpointsProtocol=https;AccountName=x', 'not a connection string']) {
+      const r = await runCli(['doctor', '--json'], { env: { ...env, AzureWebJobsStorage: value }, cwd: dir });
+      expect([r.code, r.stderr]).toEqual([1, '']);
+      const report = JSON.parse(r.stdout) as Report;
+      expect(report.checks).toEqual([
+        expect.objectContaining({
+          name: 'configuration',
+          state: 'fail',
+          found: expect.stringMatching(/AzureWebJobsStorage: not a storage connection string/),
+        }),
+      ]);
+      expect(r.stdout).not.toMatch(/TypeError|toLowerCase|\n\s+at /);
+    }
+  });
 });

@@ -111,9 +111,23 @@ describe('run history, POST /api/manage/sync and the status page', () => {
     expect(resumed).toMatchObject({ id: failed.id, outcome: 'succeeded' });
   });
 
+  it('twelve starts at once after a finished run: one 202, the rest 409 — never a 500', async () => {
+    // A slow first page keeps the started run going while the others arrive.
+    await stack.sb.hook('faults', { route: 'graphql', delayMs: 2000, count: 1 });
+    const before = (await runs('?kind=sync')).runs.length;
+    const answers = await Promise.all(Array.from({ length: 12 }, () => startSync()));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([202, ...Array<number>(11).fill(409)]);
+    for (const a of answers.filter((r) => r.status === 409))
+      expect(a.body).toMatchObject({ code: 'sync_running' });
+    const list = await latestFinished(before);
+    expect(list.length).toBe(before + 1);
+    expect(list[0]).toMatchObject({ trigger: 'manual', outcome: 'succeeded' });
+  });
+
   it('GET /api/manage/runs pages newest first; one run by id; bad input is a 400 naming the parameter', async () => {
     const all = (await runs()).runs;
-    expect(all.length).toBe(3); // the resumed run replaced the failed one's summary
+    expect(all.length).toBe(4); // the resumed run replaced the failed one’s summary; one of the twelve starts ran
     expect(all.map((r) => r.startedAt)).toEqual([...all.map((r) => r.startedAt)].sort().reverse());
     const page1 = await runs('?limit=2');
     expect(page1.runs.map((r) => r.id)).toEqual(all.slice(0, 2).map((r) => r.id));

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
@@ -111,6 +111,49 @@ describe('Parquet from the dir sink', () => {
       expect(recordOf(row, changes.columns)).toEqual(source.get(row.id as string));
     expect(changes.rows.find((r) => r.kind === 'deleted')?.content_hash).toBeNull();
     expect(read(join(dir, 'out', second.runId, 'users.parquet')).rows).toEqual([]);
+  });
+
+  it('a record UTF-8 cannot hold fails the stream naming it; with quarantine it is set aside beside the file, the rest written', async () => {
+    // A folder and state of its own: the earlier test's state would make every record "unchanged".
+    const own = mkdtempSync(join(dir, 'poison-'));
+    const secretsFile = join(own, 'secrets.json');
+    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
+    const poisonEnv = { ...env, LOCAL_SECRETS_FILE: secretsFile };
+    await sb.hook('data/set', {
+      collection: 'kpis',
+      id: 'kpi-0000007',
+      fields: { name: 'Broken \ud800 KPI' },
+    });
+    try {
+      const sync = (extra: Record<string, string> = {}) =>
+        runCli(['sync', '--streams', 'kpis', '--sink', 'dir:./out', '--json'], {
+          env: { ...poisonEnv, ...extra },
+          cwd: own,
+        });
+      const failing = await sync();
+      expect(failing.code).toBe(1);
+      expect(JSON.parse(failing.stdout).streams.kpis.error).toMatch(
+        /Parquet.*record "kpi-0000007": a field holds a lone UTF-16 surrogate.*SYNC_REJECTED_RECORDS=quarantine/,
+      );
+      const set = await sync({ SYNC_REJECTED_RECORDS: 'quarantine' });
+      expect([set.code, set.code ? set.stdout : '']).toEqual([0, '']);
+      const summary = JSON.parse(set.stdout) as { runId: string; streams: { kpis: { rejected?: number } } };
+      expect(summary.streams.kpis.rejected).toBe(1);
+      const out = join(own, 'out', summary.runId);
+      const file = read(join(out, 'kpis.parquet'));
+      expect(file.rows).toHaveLength(ROW_GROUP + 500 - 1);
+      expect(file.rows.some((r) => r.id === 'kpi-0000007')).toBe(false);
+      const aside = readFileSync(join(out, 'kpis.quarantine.ndjson'), 'utf8').trim().split('\n');
+      expect(aside.map((l) => JSON.parse(l) as { id: string; reason: string; record: string })).toEqual([
+        {
+          id: 'kpi-0000007',
+          reason: expect.stringMatching(/lone UTF-16 surrogate/),
+          record: expect.stringContaining('Broken \\ud800 KPI'),
+        },
+      ]);
+    } finally {
+      await sb.hook('reset');
+    }
   });
 });
 

@@ -161,7 +161,7 @@ describe('PostgresSink', () => {
       sink.write(batch(2, [change('ok-2', { t: 'fine' }), change('bad-7', { t: 'a\u0000b' })])),
     );
     expect(err.code).toBe('sink_rejected');
-    expect(err.message).toContain('stream items record bad-7');
+    expect(err.message).toContain('stream items record "bad-7"');
     expect(err.message).toContain('NUL');
     expect((await pg.query('SELECT id FROM refused.items ORDER BY id')).map((r) => r.id)).toEqual(['ok-1']);
     expect(await pg.query('SELECT page FROM refused._sync_pages')).toEqual([{ page: 1 }]);

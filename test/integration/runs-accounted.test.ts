@@ -180,6 +180,71 @@ describe('every run accounted for', () => {
     await stack.restart({ env: {} });
   });
 
+  it('an error that repeats a 20 000-character literal: the run is failed in the history with bounded texts; a summary storage still refuses is replaced by the least it must say', async () => {
+    // The tenant's GraphQL server repeats the unknown field's name in its error, at whatever length it is.
+    const field = `f${'x'.repeat(20_000)}`;
+    await writeFile(
+      streamsFile,
+      JSON.stringify({
+        streams: [
+          {
+            name: 'users',
+            document: `query U($first: Int, $after: String) { users(first: $first, after: $after) { edges { node { id ${field} } } pageInfo { hasNextPage endCursor } } }`,
+            paths: {
+              records: 'users.edges',
+              node: 'node',
+              hasNextPage: 'users.pageInfo.hasNextPage',
+              endCursor: 'users.pageInfo.endCursor',
+            },
+          },
+        ],
+      }),
+    );
+    await stack.restart({ env: { SYNC_STREAMS_FILE: streamsFile } });
+    try {
+      const failed = await syncNow();
+      expect(failed).toMatchObject({
+        outcome: 'failed',
+        error: { code: expect.any(String), action: expect.any(String) },
+        streams: { users: { error: expect.stringContaining('Cannot query field "fxxx') } },
+      });
+      expect(failed.error?.code).not.toBe('unexpected');
+      expect(failed.error?.message.length).toBeLessThanOrEqual(2_000);
+      expect(failed.streams.users.error?.length).toBeLessThanOrEqual(500);
+      const page = await (await stack.api(`manage/status?code=${stack.keys.master}`)).text();
+      expect(page).toContain(failed.id);
+      expect(page).not.toContain(field);
+
+      // The next run resumes it and fails the same way; this time storage refuses its whole summary once.
+      stack.storage?.refuse({
+        method: 'PUT',
+        path: /\/runhistory\(/,
+        body: /(?=[\s\S]*outcome\\":\\"failed)(?=[\s\S]*streams\\":\{\\")/,
+        times: 1,
+      });
+      const again = await syncNow();
+      expect(stack.storage?.refused).toEqual(
+        expect.arrayContaining([expect.stringMatching(/PUT .*runhistory/)]),
+      );
+      expect(again).toEqual({
+        id: failed.id,
+        kind: 'sync',
+        trigger: 'resumed',
+        startedAt: expect.any(String),
+        finishedAt: expect.any(String),
+        durationMs: expect.any(Number),
+        outcome: 'failed',
+        streams: {},
+        error: { code: failed.error?.code, message: expect.any(String), action: failed.error?.action },
+      });
+      expect(logRecords().some((l) => l.message === 'run history not written' && l.runId === failed.id)).toBe(
+        true,
+      );
+    } finally {
+      await stack.restart({ env: {} });
+    }
+  });
+
   it('an export whose manifest is refused fails in the history with its error, and frees its slot', async () => {
     stack.storage?.refuse({ method: 'PUT', path: /\/exports\/[\w-]+\/manifest\.json$/, times: 1 });
     const post = () =>

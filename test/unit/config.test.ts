@@ -115,6 +115,27 @@ describe('configuration', () => {
     expect(message).toContain('https');
   });
 
+  it('refuses an AzureWebJobsStorage the storage SDKs could not parse, by name, and takes the forms they can', () => {
+    const problems = (value: string) => {
+      try {
+        loadConfig({ AzureWebJobsStorage: value });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    for (const bad of ['DefaultEndpointsProtocol=https;AccountName=x', 'AccountKey', 'just text', ';;'])
+      expect(problems(bad)).toEqual([
+        expect.stringMatching(/^AzureWebJobsStorage: not a storage connection string/),
+      ]);
+    for (const good of [
+      'UseDevelopmentStorage=true',
+      'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net',
+      'BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=sv=2024&sig=x',
+    ])
+      expect(problems(good)).toEqual([]);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ TENANT_NAME: '', KEY_VAULT_URL: ' ' }).keyVaultUrl).toBeUndefined();
   });

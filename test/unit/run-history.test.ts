@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileRunHistory, rowKeyOf, type RunHistory, type RunSummary } from '../../shared/runs/history';
+import {
+  boundedSummary,
+  FileRunHistory,
+  MAX_SUMMARY_CHARS,
+  rowKeyOf,
+  type RunHistory,
+  type RunSummary,
+} from '../../shared/runs/history';
 import { RunRecorder } from '../../shared/runs/recorder';
 import { createLogger } from '../../shared/log';
 
@@ -74,9 +81,82 @@ describe('run history', () => {
       retentionDays: 30,
     });
     await expect(recorder.save(run('r1', new Date().toISOString()))).resolves.toBeUndefined();
+    // The summary, then the minimal one: both refused, both said (the second as an error: the run is lost).
     expect(lines).toEqual([
       { level: 'warn', message: 'run history not written', runId: 'r1', reason: 'table service unavailable' },
+      {
+        level: 'error',
+        message: 'run history not written',
+        runId: 'r1',
+        reason: 'table service unavailable',
+      },
     ]);
+  });
+
+  it('a summary storage refuses is replaced by the least it must say: the run still ends in the history', async () => {
+    const h = new FileRunHistory(join(dir, 'runs.json'));
+    let refuse = 1;
+    const picky: RunHistory = {
+      record: async (s) => {
+        if (refuse-- > 0) throw new Error('PropertyValueTooLarge');
+        return h.record(s);
+      },
+      list: (q) => h.list(q),
+      get: (id) => h.get(id),
+      purge: (d) => h.purge(d),
+    };
+    const recorder = new RunRecorder(picky, {
+      logger: createLogger(() => undefined),
+      clock: { now: Date.now },
+      retentionDays: 30,
+    });
+    const startedAt = new Date().toISOString();
+    await recorder.save({
+      ...run('r2', startedAt),
+      finishedAt: startedAt,
+      durationMs: 0,
+      outcome: 'failed',
+      streams: {
+        users: { read: 1, created: 0, updated: 0, deleted: 0, unchanged: 0, ok: false, error: 'x' },
+      },
+      error: { code: 'graphql_errors', message: 'y'.repeat(5_000), action: 'Fix the query.' },
+    });
+    expect(await h.get('r2')).toEqual({
+      id: 'r2',
+      kind: 'sync',
+      trigger: 'schedule',
+      startedAt,
+      finishedAt: startedAt,
+      durationMs: 0,
+      outcome: 'failed',
+      streams: {},
+      error: {
+        code: 'graphql_errors',
+        message: expect.stringMatching(/^y+… \(\d+ more characters\)$/),
+        action: 'Fix the query.',
+      },
+    });
+    expect((await h.get('r2'))?.error?.message.length).toBeLessThanOrEqual(300);
+  });
+
+  it('bounds every error text of a summary, and drops the streams’ texts before anything else when still too long', () => {
+    const streams = Object.fromEntries(
+      Array.from({ length: 80 }, (_, i) => [
+        `s${i}`,
+        { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, ok: false, error: 'e'.repeat(5_000) },
+      ]),
+    );
+    const b = boundedSummary({
+      ...run('r3', '2026-11-23T00:00:00.000Z'),
+      outcome: 'failed',
+      streams,
+      error: { code: 'sink_rejected', message: 'm'.repeat(50_000), action: 'a' },
+    });
+    expect(JSON.stringify(b).length).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
+    expect(b.error).toMatchObject({ code: 'sink_rejected', action: 'a' });
+    expect(b.error?.message.length).toBeLessThanOrEqual(2_000);
+    expect(Object.keys(b.streams)).toHaveLength(80);
+    expect(Object.values(b.streams).every((c) => c.error === undefined && c.ok === false)).toBe(true);
   });
 
   it('refuses a summary that is not one (a bad outcome), before storage', async () => {
