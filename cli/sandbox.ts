@@ -4,7 +4,8 @@ import { intOption, parse, UsageError, type CommandHelp } from './args';
 import { cliConfig, runningDevStack } from './context';
 
 export const SANDBOX_HELP: CommandHelp = {
-  usage: 'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--no-m2m]',
+  usage:
+    'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--schema default|varied] [--no-introspection] [--no-m2m]',
   summary:
     'Starts the local tenant service (identity provider, GraphQL, portal, test hooks) on its own.\n' +
     'When ready it prints one JSON line (baseUrl, authUrl, tenant, adminUsername, clientId, clientSecret) and\n' +
@@ -15,6 +16,11 @@ export const SANDBOX_HELP: CommandHelp = {
     ['--tenant T', 'tenant (realm) name (default acme)'],
     ['--records N', 'records seeded per collection (default 120)'],
     ['--seed S', 'seed for the generated data, so runs repeat'],
+    [
+      '--schema NAME',
+      'default (six Relay connections), or varied: offset and page paging, other keys (docs/sandbox.md)',
+    ],
+    ['--no-introspection', 'refuse introspection, as many production servers do'],
     ['--no-m2m', 'the tenant has not enabled M2M credentials (no API Credentials page)'],
   ],
   notes:
@@ -31,6 +37,8 @@ export async function sandboxCommand(args: string[]): Promise<number> {
     records: { type: 'string' },
     seed: { type: 'string' },
     'no-m2m': { type: 'boolean' },
+    schema: { type: 'string' },
+    'no-introspection': { type: 'boolean' },
   });
   const config = cliConfig();
   let running;
@@ -42,6 +50,8 @@ export async function sandboxCommand(args: string[]): Promise<number> {
       records: intOption('records', values.records, 0, 10_000_000),
       seed: values.seed,
       m2mEnabled: !values['no-m2m'],
+      schema: values.schema as 'default' | 'varied' | undefined,
+      introspection: !values['no-introspection'],
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;

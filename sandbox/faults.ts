@@ -7,6 +7,8 @@ export const faultSpecSchema = z
   .object({
     route: z.enum(FAULT_ROUTES),
     count: z.number().int().min(1).max(10_000).default(1),
+    /** Requests to let through first (a failure part-way through a run). */
+    after: z.number().int().min(0).max(10_000).default(0),
     status: z.number().int().min(400).max(599).optional(),
     retryAfterSeconds: z.number().int().min(0).max(3600).optional(),
     delayMs: z.number().int().min(0).max(60_000).optional(),
@@ -41,11 +43,14 @@ export type FaultSpec = z.infer<typeof faultSpecSchema>;
 
 /** Queued faults per route: the next `count` requests to that route get the fault. */
 export class FaultQueue {
-  private readonly queues = new Map<FaultRoute, Array<{ spec: FaultSpec; remaining: number }>>();
+  private readonly queues = new Map<
+    FaultRoute,
+    Array<{ spec: FaultSpec; remaining: number; passes: number }>
+  >();
 
   add(spec: FaultSpec): void {
     const q = this.queues.get(spec.route) ?? [];
-    q.push({ spec, remaining: spec.count });
+    q.push({ spec, remaining: spec.count, passes: spec.after ?? 0 });
     this.queues.set(spec.route, q);
   }
 
@@ -53,6 +58,10 @@ export class FaultQueue {
     const q = this.queues.get(route as FaultRoute);
     const head = q?.[0];
     if (!q || !head) return undefined;
+    if (head.passes > 0) {
+      head.passes--;
+      return undefined;
+    }
     if (--head.remaining === 0) q.shift();
     return head.spec;
   }

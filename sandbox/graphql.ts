@@ -1,8 +1,24 @@
-import { getOperationAST, GraphQLError, Kind as AstKind, visit, type DocumentNode } from 'graphql';
+import { createHash } from 'node:crypto';
+import {
+  buildASTSchema,
+  getOperationAST,
+  isObjectType,
+  GraphQLError,
+  Kind as AstKind,
+  parse,
+  print,
+  visit,
+  type DocumentNode,
+  type FieldDefinitionNode,
+  type ObjectTypeDefinitionNode,
+} from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
-import type { Kind } from './data/generate';
-import type { Collection } from './data/store';
+import { COMMON_TYPEDEFS, type Resolvers, type Shape } from './shapes/common';
+import { defaultShape } from './shapes/default';
+import { variedShape } from './shapes/varied';
 import type { Sandbox } from './state';
+
+export { MAX_PAGE_SIZE } from './shapes/common';
 
 export interface Viewer {
   kind: 'person' | 'm2m';
@@ -15,191 +31,64 @@ interface Context {
   viewer: Viewer;
 }
 
-const typeDefs = /* GraphQL */ `
-  type Query {
-    tenant(name: String!): Tenant
-    currentTenant: Tenant!
-    viewer: Viewer!
-    controls(first: Int = 100, after: String): ControlConnection
-    evidence(first: Int = 100, after: String): EvidenceConnection
-    personnel(first: Int = 100, after: String): PersonnelConnection
-    kpis(first: Int = 100, after: String): KpiConnection
-    reports(first: Int = 100, after: String): ReportConnection
-    users(first: Int = 100, after: String): UserConnection
-  }
-  type Mutation {
-    updateControl(id: ID!, input: UpdateControlInput!): Control!
-    updateKpi(id: ID!, input: UpdateKpiInput!): Kpi!
-  }
-  input UpdateControlInput {
-    status: String
-  }
-  input UpdateKpiInput {
-    value: Float
-  }
-  type Tenant {
-    name: String!
-    displayName: String!
-  }
-  type Viewer {
-    kind: String!
-    name: String!
-    readOnly: Boolean!
-  }
-  type PageInfo {
-    hasNextPage: Boolean!
-    endCursor: String
-  }
-  type PersonRef {
-    id: ID!
-    name: String!
-    email: String
-  }
-  type Screening {
-    status: String!
-    date: String!
-  }
-  type Control {
-    id: ID!
-    reference: String!
-    title: String!
-    description: String!
-    framework: String!
-    status: String!
-    owner: PersonRef!
-    tags: [String!]!
-    updatedAt: String!
-  }
-  type Evidence {
-    id: ID!
-    title: String!
-    controlId: ID!
-    fileName: String!
-    mimeType: String!
-    sizeBytes: Int!
-    uploadedAt: String!
-    uploadedBy: PersonRef!
-  }
-  type Personnel {
-    id: ID!
-    employeeNumber: String!
-    firstName: String!
-    lastName: String!
-    email: String!
-    department: String!
-    jobTitle: String!
-    startDate: String!
-    screening: Screening!
-  }
-  type Kpi {
-    id: ID!
-    name: String!
-    unit: String!
-    target: Float!
-    value: Float!
-    period: String!
-    trend: String!
-  }
-  type Report {
-    id: ID!
-    title: String!
-    type: String!
-    status: String!
-    period: String!
-    createdAt: String!
-    author: PersonRef!
-  }
-  type User {
-    id: ID!
-    name: String!
-    email: String!
-    role: String!
-    active: Boolean!
-    lastLoginAt: String!
-  }
-  type ControlEdge {
-    cursor: String!
-    node: Control!
-  }
-  type EvidenceEdge {
-    cursor: String!
-    node: Evidence!
-  }
-  type PersonnelEdge {
-    cursor: String!
-    node: Personnel!
-  }
-  type KpiEdge {
-    cursor: String!
-    node: Kpi!
-  }
-  type ReportEdge {
-    cursor: String!
-    node: Report!
-  }
-  type UserEdge {
-    cursor: String!
-    node: User!
-  }
-  type ControlConnection {
-    edges: [ControlEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-  type EvidenceConnection {
-    edges: [EvidenceEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-  type PersonnelConnection {
-    edges: [PersonnelEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-  type KpiConnection {
-    edges: [KpiEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-  type ReportConnection {
-    edges: [ReportEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-  type UserConnection {
-    edges: [UserEdge!]!
-    pageInfo: PageInfo!
-    totalCount: Int!
-  }
-`;
+export const SHAPES: Record<string, Shape> = { default: defaultShape, varied: variedShape };
+export type ShapeName = keyof typeof SHAPES;
 
-export const MAX_PAGE_SIZE = 1000;
-const CONTROL_STATUSES = ['implemented', 'partially_implemented', 'not_implemented', 'not_applicable'];
-
-const cursorOf = (kind: Kind, index: number) => Buffer.from(`${kind}:${index}`).toString('base64url');
-
-function indexOfCursor(kind: Kind, cursor: string): number {
-  const m = /^(\w+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m || m[1] !== kind)
-    throw new GraphQLError(`after: not a cursor of ${kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
-  return Number(m[2]);
+/** What the `schema/…` hooks changed since start: fields gone, fields added, introspection refused. */
+export interface SchemaEdits {
+  removed: string[];
+  added: Array<{ type: string; field: string; fieldType: 'String' | 'Int' | 'Float' | 'Boolean' }>;
+  introspection: boolean;
 }
 
-function connection(c: Collection, args: { first?: number | null; after?: string | null }) {
-  const first = args.first ?? 100;
-  if (first < 1 || first > MAX_PAGE_SIZE) {
-    throw new GraphQLError(`first must be between 1 and ${MAX_PAGE_SIZE}`, {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
-  }
-  const after = args.after ? indexOfCursor(c.kind, args.after) : -1;
-  const { items, hasNextPage } = c.page(first, after);
-  const edges = items.map(({ index, node }) => ({ cursor: cursorOf(c.kind, index), node }));
-  return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null }, totalCount: c.count };
+/** The shape's SDL with the edits applied: fields removed from and added to object types (and their extensions). */
+export function editedTypeDefs(shape: Shape, edits: SchemaEdits): string {
+  const doc = parse(`${COMMON_TYPEDEFS}\n${shape.typeDefs}`);
+  const edit = (node: { name: { value: string }; fields?: readonly FieldDefinitionNode[] }) => {
+    const type = node.name.value;
+    const fields = (node.fields ?? []).filter((f) => !edits.removed.includes(`${type}.${f.name.value}`));
+    for (const a of edits.added.filter((x) => x.type === type))
+      fields.push(
+        (parse(`type X { ${a.field}: ${a.fieldType} }`).definitions[0] as ObjectTypeDefinitionNode)
+          .fields![0],
+      );
+    return { ...node, fields };
+  };
+  return print(visit(doc, { ObjectTypeDefinition: edit, ObjectTypeExtension: edit }) as DocumentNode);
 }
 
-function notFound(kind: Kind, id: string): never {
-  throw new GraphQLError(`no ${kind} record with id ${id}`, { extensions: { code: 'NOT_FOUND' } });
+/**
+ * Why an edit to the served schema cannot be made (no such type or field, a field that already exists, or a schema
+ * left without a valid type), or undefined: the `schema/fields` hook answers 400 rather than break the endpoint.
+ */
+export function schemaEditProblem(
+  sb: Sandbox,
+  edit: { type: string; field: string; action: 'remove' | 'add' },
+  next: SchemaEdits,
+): string | undefined {
+  const shape = SHAPES[sb.options.schema] ?? defaultShape;
+  const current = buildASTSchema(parse(editedTypeDefs(shape, sb.schemaEdits)));
+  const type = current.getType(edit.type);
+  if (!type || !isObjectType(type)) return `no object type ${edit.type} in the ${shape.name} schema`;
+  const has = edit.field in type.getFields();
+  if (edit.action === 'remove' && !has) return `${edit.type} has no field ${edit.field}`;
+  if (edit.action === 'add' && has) return `${edit.type} already has ${edit.field}`;
+  try {
+    buildASTSchema(parse(editedTypeDefs(shape, next)));
+  } catch (err) {
+    return `the schema would not build: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
+/** An added field's value: stable per record and field, of its type. */
+function addedValue(parent: Record<string, unknown>, field: string, fieldType: string): unknown {
+  const key = String(parent.id ?? parent.key ?? parent.uuid ?? JSON.stringify(parent));
+  const n = createHash('sha256').update(`${key}|${field}`).digest().readUInt32BE(0);
+  if (fieldType === 'Int') return n % 1000;
+  if (fieldType === 'Float') return (n % 10_000) / 100;
+  if (fieldType === 'Boolean') return n % 2 === 0;
+  return `${field}-${n.toString(36)}`;
 }
 
 /**
@@ -212,15 +101,14 @@ function notFound(kind: Kind, id: string): never {
  * validated or run: selections (fields and fragment spreads) and connection fields, aliases included.
  */
 export const QUERY_LIMITS = { selections: 1_000, connections: 12 } as const;
-const CONNECTIONS = new Set(['controls', 'evidence', 'personnel', 'kpis', 'reports', 'users']);
 
-function tooComplex(document: DocumentNode): string | undefined {
+function tooComplex(document: DocumentNode, connectionFields: Set<string>): string | undefined {
   let selections = 0;
   let connections = 0;
   visit(document, {
     [AstKind.FIELD]: (node) => {
       selections++;
-      if (CONNECTIONS.has(node.name.value)) connections++;
+      if (connectionFields.has(node.name.value)) connections++;
     },
     [AstKind.FRAGMENT_SPREAD]: () => {
       selections++;
@@ -233,11 +121,33 @@ function tooComplex(document: DocumentNode): string | undefined {
   return undefined;
 }
 
-function accessPlugin(sb: Sandbox): Plugin<Context> {
+/** Whether a document asks the schema about itself. */
+function introspects(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    [AstKind.FIELD]: (node) => {
+      if (node.name.value === '__schema' || node.name.value === '__type') found = true;
+    },
+  });
+  return found;
+}
+
+function accessPlugin(sb: Sandbox, shape: Shape): Plugin<Context> {
+  const connectionFields = new Set(shape.connections);
   return {
     // Before validation, whose overlapping-fields rule is itself quadratic in the number of aliases.
     onValidate({ params, setResult }) {
-      const problem = tooComplex(params.documentAST);
+      if (!sb.schemaEdits.introspection && introspects(params.documentAST)) {
+        // As servers that turn it off answer (Apollo Server's wording).
+        setResult([
+          new GraphQLError(
+            'GraphQL introspection is not allowed, but the query contained __schema or __type. To enable introspection, pass introspection: true to ApolloServer in production',
+            { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+          ),
+        ]);
+        return;
+      }
+      const problem = tooComplex(params.documentAST, connectionFields);
       if (problem) setResult([new GraphQLError(problem, { extensions: { code: 'QUERY_TOO_COMPLEX' } })]);
     },
     onExecute({ args, setResultAndStopExecution }) {
@@ -257,48 +167,34 @@ function accessPlugin(sb: Sandbox): Plugin<Context> {
       }
       if (op?.operation === 'mutation') sb.stats.graphql.mutations++;
       else sb.stats.graphql.queries++;
+      const name = op?.name?.value ?? 'anonymous';
+      sb.stats.graphql.byOperation[name] = (sb.stats.graphql.byOperation[name] ?? 0) + 1;
     },
   };
 }
 
-export function createGraphql(sb: Sandbox) {
-  const cols = () => sb.data.collections;
-  const schema = createSchema<Context>({
-    typeDefs,
-    resolvers: {
-      Query: {
-        tenant: (_: unknown, { name }: { name: string }) =>
-          name === sb.options.tenant ? { name, displayName: sb.displayName() } : null,
-        currentTenant: () => ({ name: sb.options.tenant, displayName: sb.displayName() }),
-        viewer: (_: unknown, __: unknown, ctx: Context) => ({
-          ...ctx.viewer,
-          readOnly: ctx.viewer.kind === 'm2m',
-        }),
-        controls: (_: unknown, a: ConnArgs) => connection(cols().controls, a),
-        evidence: (_: unknown, a: ConnArgs) => connection(cols().evidence, a),
-        personnel: (_: unknown, a: ConnArgs) => connection(cols().personnel, a),
-        kpis: (_: unknown, a: ConnArgs) => connection(cols().kpis, a),
-        reports: (_: unknown, a: ConnArgs) => connection(cols().reports, a),
-        users: (_: unknown, a: ConnArgs) => connection(cols().users, a),
-      },
-      Mutation: {
-        updateControl: (_: unknown, { id, input }: { id: string; input: { status?: string | null } }) => {
-          if (input.status != null && !CONTROL_STATUSES.includes(input.status)) {
-            throw new GraphQLError(`status must be one of ${CONTROL_STATUSES.join(', ')}`, {
-              extensions: { code: 'BAD_USER_INPUT' },
-            });
-          }
-          const fields =
-            input.status == null
-              ? {}
-              : { status: input.status, updatedAt: new Date(sb.clock.now()).toISOString() };
-          return cols().controls.update(id, fields) ?? notFound('controls', id);
-        },
-        updateKpi: (_: unknown, { id, input }: { id: string; input: { value?: number | null } }) =>
-          cols().kpis.update(id, input.value == null ? {} : { value: input.value }) ?? notFound('kpis', id),
-      },
+function buildYoga(sb: Sandbox) {
+  const shape = SHAPES[sb.options.schema] ?? defaultShape;
+  const own = shape.resolvers(sb);
+  const resolvers: Resolvers = {
+    ...own,
+    Query: {
+      ...own.Query,
+      tenant: (_: unknown, { name }: { name: string }) =>
+        name === sb.options.tenant ? { name, displayName: sb.displayName() } : null,
+      currentTenant: () => ({ name: sb.options.tenant, displayName: sb.displayName() }),
+      viewer: (_: unknown, __: unknown, ctx: Context) => ({
+        ...ctx.viewer,
+        readOnly: ctx.viewer.kind === 'm2m',
+      }),
     },
-  });
+  };
+  for (const a of sb.schemaEdits.added)
+    resolvers[a.type] = {
+      ...resolvers[a.type],
+      [a.field]: (parent: Record<string, unknown>) => addedValue(parent, a.field, a.fieldType),
+    };
+  const schema = createSchema<Context>({ typeDefs: editedTypeDefs(shape, sb.schemaEdits), resolvers });
   return createYoga<Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -306,8 +202,18 @@ export function createGraphql(sb: Sandbox) {
     landingPage: false,
     maskedErrors: true,
     logging: false,
-    plugins: [accessPlugin(sb)],
+    plugins: [accessPlugin(sb, shape)],
   });
 }
 
-type ConnArgs = { first?: number | null; after?: string | null };
+/** The sandbox's GraphQL endpoint: its shape's schema, built again whenever a `schema/…` hook edits it. */
+export function createGraphql(sb: Sandbox) {
+  let built: { version: number; yoga: ReturnType<typeof buildYoga> } | undefined;
+  return {
+    fetch(request: Request, context: Context) {
+      if (!built || built.version !== sb.schemaVersion)
+        built = { version: sb.schemaVersion, yoga: buildYoga(sb) };
+      return built.yoga.fetch(request, context);
+    },
+  };
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KINDS } from './data/generate';
 import { faultSpecSchema } from './faults';
 import { HttpError, json, mediaType, readJson, type Handler, type Request, type Router } from './http';
+import { schemaEditProblem, type SchemaEdits } from './graphql';
 import { findPerson } from './idp/people';
 import type { Sandbox } from './state';
 
@@ -46,6 +47,20 @@ const mutateBody = z
 const setBody = z
   .object({ collection: z.enum(KINDS), id: z.string().min(1), fields: z.record(z.string(), z.unknown()) })
   .strict();
+
+const name = z.string().regex(/^[_A-Za-z][_0-9A-Za-z]{0,62}$/, 'a GraphQL name');
+const schemaFieldBody = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('remove'), type: name, field: name }).strict(),
+  z
+    .object({
+      action: z.literal('add'),
+      type: name,
+      field: name,
+      fieldType: z.enum(['String', 'Int', 'Float', 'Boolean']).default('String'),
+    })
+    .strict(),
+]);
+const introspectionBody = z.object({ enabled: z.boolean() }).strict();
 
 const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
 
@@ -168,6 +183,11 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     sb.faults.add(await parse(req, faultSpecSchema));
     return json(200, { pending: sb.faults.pending() });
   });
+  // The outage is over: what is still queued is dropped.
+  post('/_sandbox/faults/clear', () => {
+    sb.faults.clear();
+    return json(200, { pending: [] });
+  });
   post('/_sandbox/data/mutate', async (req) => {
     const b = await parse(req, mutateBody);
     return json(200, sb.data.mutate(b.collection, b.creates, b.updates, b.deletes));
@@ -183,6 +203,32 @@ export function registerHooks(router: Router, sb: Sandbox): void {
         error_description: `no ${b.collection} record ${b.id}`,
       });
     return json(200, { id: b.id });
+  });
+  // The tenant's schema moves: a field removed from or added to a type (schema drift between two runs).
+  post('/_sandbox/schema/fields', async (req) => {
+    const b = await parse(req, schemaFieldBody);
+    const key = `${b.type}.${b.field}`;
+    const e = sb.schemaEdits;
+    const next: SchemaEdits =
+      b.action === 'remove'
+        ? {
+            ...e,
+            removed: [...new Set([...e.removed, key])],
+            added: e.added.filter((a) => `${a.type}.${a.field}` !== key),
+          }
+        : e.removed.includes(key)
+          ? // A field removed before comes back as it was.
+            { ...e, removed: e.removed.filter((r) => r !== key) }
+          : { ...e, added: [...e.added, { type: b.type, field: b.field, fieldType: b.fieldType }] };
+    const problem = schemaEditProblem(sb, b, next);
+    if (problem) throw new HttpError(400, { error: 'invalid_request', error_description: problem });
+    sb.editSchema((edits) => Object.assign(edits, next));
+    return json(200, { removed: sb.schemaEdits.removed, added: sb.schemaEdits.added });
+  });
+  post('/_sandbox/schema/introspection', async (req) => {
+    const b = await parse(req, introspectionBody);
+    sb.editSchema((e) => (e.introspection = b.enabled));
+    return json(200, { introspection: b.enabled });
   });
   router.add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats));
   post('/_sandbox/reset', () => {

@@ -30,6 +30,10 @@ export const sandboxOptionsSchema = z.object({
   /** Keycloak accepts (and ignores) `scope` on client credentials; the seed's call has none. Off: refuse it. */
   acceptClientCredentialsScope: z.boolean().default(false),
   demoClientSecret: z.string().min(16).optional(),
+  /** The GraphQL schema served (sandbox/shapes/): `default`, or `varied` — other paging, keys and shapes. */
+  schema: z.enum(['default', 'varied']).default('default'),
+  /** False: introspection is refused. */
+  introspection: z.boolean().default(true),
 });
 export type StartOptions = z.input<typeof sandboxOptionsSchema>;
 
@@ -145,6 +149,8 @@ export async function startSandbox(input: StartOptions = {}): Promise<RunningSan
     seed: o.seed,
     m2mEnabled: o.m2mEnabled,
     acceptClientCredentialsScope: o.acceptClientCredentialsScope,
+    schema: o.schema,
+    introspection: o.introspection,
     demoCredential: { clientId: DEMO_CLIENT_ID, secret: clientSecret, label: 'Demo sync (sandbox)' },
   };
   const sb = await Sandbox.create(options);

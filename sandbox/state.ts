@@ -1,4 +1,5 @@
 import { OffsetClock } from '../shared/clock';
+import type { SchemaEdits } from './graphql';
 import { DataStore } from './data/store';
 import { FaultQueue } from './faults';
 import { HttpError, type Request } from './http';
@@ -19,6 +20,10 @@ export interface SandboxOptions {
   acceptClientCredentialsScope: boolean;
   /** The demo M2M credential created at start (and again after a reset), with this id and secret. */
   demoCredential: { clientId: string; secret: string; label: string };
+  /** Which schema the GraphQL endpoint serves (sandbox/shapes/). */
+  schema: 'default' | 'varied';
+  /** False: introspection is refused, as many production servers do. */
+  introspection: boolean;
 }
 
 /** Everything the sandbox knows; the HTTP layer is a thin shell around it. */
@@ -32,6 +37,9 @@ export class Sandbox {
   readonly disabledPeople = new Set<string>();
   stats: SandboxStats = emptyStats();
   data: DataStore;
+  /** What the `schema/…` hooks changed; `schemaVersion` counts the changes (the endpoint rebuilds on one). */
+  schemaEdits: SchemaEdits;
+  schemaVersion = 0;
   /** Set once the server listens: `http://127.0.0.1:PORT`. */
   baseUrl = '';
 
@@ -39,8 +47,14 @@ export class Sandbox {
     readonly options: SandboxOptions,
     readonly keys: RealmKeys,
   ) {
-    this.data = new DataStore(options.seed, options.records);
+    this.data = new DataStore(options.seed, options.records, () => this.clock.now());
+    this.schemaEdits = { removed: [], added: [], introspection: options.introspection };
     this.seedCredentials();
+  }
+
+  editSchema(change: (edits: SchemaEdits) => void): void {
+    change(this.schemaEdits);
+    this.schemaVersion++;
   }
 
   static async create(options: SandboxOptions): Promise<Sandbox> {
@@ -84,7 +98,10 @@ export class Sandbox {
     this.faults.clear();
     this.disabledPeople.clear();
     this.stats = emptyStats();
-    this.data = new DataStore(this.options.seed, this.options.records);
+    this.data = new DataStore(this.options.seed, this.options.records, () => this.clock.now());
+    this.editSchema((e) =>
+      Object.assign(e, { removed: [], added: [], introspection: this.options.introspection }),
+    );
     this.seedCredentials();
   }
 }

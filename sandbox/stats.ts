@@ -1,7 +1,13 @@
 export interface SandboxStats {
   token: { client_credentials: number; device_code: number; refresh_token: number };
   deviceAuthorization: number;
-  graphql: { queries: number; mutations: number; refused: number };
+  graphql: {
+    queries: number;
+    mutations: number;
+    refused: number;
+    /** Operations run, by operation name (`anonymous` without one): a run's pages apart from its schema reads. */
+    byOperation: Record<string, number>;
+  };
   /** Requests answered by an injected fault instead of the endpoint (not counted above). */
   faults: number;
 }
@@ -9,6 +15,6 @@ export interface SandboxStats {
 export const emptyStats = (): SandboxStats => ({
   token: { client_credentials: 0, device_code: 0, refresh_token: 0 },
   deviceAuthorization: 0,
-  graphql: { queries: 0, mutations: 0, refused: 0 },
+  graphql: { queries: 0, mutations: 0, refused: 0, byOperation: {} },
   faults: 0,
 });

@@ -75,7 +75,7 @@ describe('stats, clock and reset hooks', () => {
     expect((await sb.hook('stats')).body).toEqual({
       token: { client_credentials: 1, device_code: 1, refresh_token: 0 },
       deviceAuthorization: 1,
-      graphql: { queries: 2, mutations: 0, refused: 0 },
+      graphql: { queries: 2, mutations: 0, refused: 0, byOperation: { anonymous: 2 } },
       faults: 0,
     });
   });

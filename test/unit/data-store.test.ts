@@ -33,7 +33,7 @@ describe('sandbox data', () => {
     const c = store.collections.reports;
     const { deleted } = store.mutate('reports', 0, 0, 10);
     expect(deleted).toHaveLength(10);
-    expect(c.page(5, -1)).toEqual({ items: [], hasNextPage: false });
+    expect(c.page(5, -1)).toEqual({ items: [], hasNextPage: false, total: 0 });
     const again = new DataStore('s', 3);
     again.mutate('users', 2, 0, 0);
     expect(again.collections.users.page(10, -1).items.map((i) => i.node.id)).toEqual([
