@@ -41,6 +41,7 @@ class CountingSink implements ChangeSink {
 async function main() {
   const a = JSON.parse(process.argv[2]) as Args;
   const [stream] = resolveStreams({ select: [a.stream] });
+  if (stream.pagination !== 'cursor') throw new Error('the raw reader pages by cursor');
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-sync-'));
   const started = process.hrtime.bigint();
   let records = 0;

@@ -1,10 +1,13 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
 import { writeExportStream, type ExportFile } from '../shared/exports/write';
-import { resolveStreams } from '../shared/streams';
+import { catalogStreams } from '../shared/catalog';
+import { ConfigError } from '../shared/errors';
+import { selectStreams } from '../shared/streams';
+import { FileSyncStateStore } from '../shared/sync/state';
 import { parse, UsageError, type CommandHelp } from './args';
 import { describeTarget, resolveTenant } from './context';
 
@@ -41,15 +44,25 @@ export async function exportCommand(args: string[]): Promise<number> {
   const target = await resolveTenant();
   try {
     const { config } = target;
-    const streams = resolveStreams({
-      file: config.syncStreamsFile,
-      select: values.streams?.split(',').filter(Boolean),
-    });
-    const dir = resolve(values.out);
-    await mkdir(dir, { recursive: true });
     const access = createAccessLayer(config);
     describeTarget(target);
     await access.m2m.getToken(); // a set-up problem is said once, before any file is started
+    const catalog = await catalogStreams({
+      graphql: access.graphql,
+      state: new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state')),
+      tenant: config.tenant.name,
+      streamsFile: config.syncStreamsFile,
+      now: Date.now,
+    });
+    let streams;
+    try {
+      streams = selectStreams(catalog.streams, values.streams?.split(',').filter(Boolean));
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+      throw err;
+    }
+    const dir = resolve(values.out);
+    await mkdir(dir, { recursive: true });
     const files: Array<ExportFile & { file: string }> = [];
     for (const stream of streams) {
       const file = `${stream.name}.${extensionOf(format, Boolean(values.gzip))}`;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { IntegrationError } from '../shared/errors';
 import { formatHelp, UsageError, type CommandHelp } from './args';
 import { DEV_HELP, devCommand } from './dev';
+import { DISCOVER_HELP, discoverCommand } from './discover';
 import { DOCTOR_HELP, doctorCommand } from './doctor';
 import { EXPORT_HELP, exportCommand } from './export';
 import { LOGIN_HELP, loginCommand } from './login';
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Pro
   dev: { help: DEV_HELP, run: devCommand },
   sandbox: { help: SANDBOX_HELP, run: sandboxCommand },
   login: { help: LOGIN_HELP, run: (args) => loginCommand(args) },
+  discover: { help: DISCOVER_HELP, run: discoverCommand },
   sync: { help: SYNC_HELP, run: syncCommand },
   export: { help: EXPORT_HELP, run: exportCommand },
   secrets: { help: SECRETS_HELP, run: secretsCommand },
@@ -21,7 +23,13 @@ const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Pro
 };
 
 /** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */
-const SETUP_CODES = new Set(['config_invalid', 'secret_not_found', 'credential_rejected']);
+const SETUP_CODES = new Set([
+  'config_invalid',
+  'secret_not_found',
+  'credential_rejected',
+  'introspection_refused',
+  'catalog_invalid',
+]);
 
 export const version = (): string =>
   (JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })

@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { ConfigError } from '../shared/errors';
-import { resolveStreams } from '../shared/streams';
-import { syncAll } from '../shared/sync/run';
+import { runCatalog } from '../shared/catalog';
+import { streamsOf, syncAll } from '../shared/sync/run';
 import { sinksFor } from '../shared/sinks';
 import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/setup';
@@ -12,7 +12,7 @@ import { describeTarget, resolveTenant } from './context';
 import { StreamProgress } from './progress';
 
 export const SYNC_HELP: CommandHelp = {
-  usage: 'sync [--streams a,b] [--sink blob|webhook|postgres|dir:PATH[,…]] [--full] [--json]',
+  usage: 'sync [--streams a,b] [--sink blob|webhook|postgres|dir:PATH[,…]] [--full-pass | --full] [--json]',
   summary:
     "Runs one sync with the timer's own code: reads every stream, compares it with the last run and writes\n" +
     'the changes (created, updated, deleted) to the sinks. State lives in .local/sync-state/, apart from the\n' +
@@ -20,7 +20,8 @@ export const SYNC_HELP: CommandHelp = {
   options: [
     ['--streams a,b', 'streams to sync (default SYNC_STREAMS, else all)'],
     ['--sink SPEC', 'blob, webhook, postgres and/or dir:PATH, comma-separated (default dir:.local/sync-out)'],
-    ['--full', 'ignore the last run: every record is reported as created'],
+    ['--full-pass', 'every stream reads everything this run (incremental ones too), and reports deletions'],
+    ['--full', 'start over: the last run is ignored, every record is reported as created'],
     ['--json', 'print a JSON summary with per-stream counts on stdout'],
   ],
   notes: 'Exit codes: 0 every stream synced, 1 the run is incomplete, 2 usage or set-up problem.',
@@ -35,6 +36,7 @@ export async function syncCommand(args: string[]): Promise<number> {
     streams: { type: 'string' },
     sink: { type: 'string' },
     full: { type: 'boolean' },
+    'full-pass': { type: 'boolean' },
     json: { type: 'boolean' },
   });
   const target = await resolveTenant();
@@ -42,9 +44,9 @@ export async function syncCommand(args: string[]): Promise<number> {
   try {
     const { config } = target;
     const select = values.streams ? values.streams.split(',').filter(Boolean) : config.syncStreams;
-    const streams = resolveStreams({ file: config.syncStreamsFile, select });
     const local = dirname(config.localSecretsFile);
     const access = createAccessLayer(config);
+    const state = new FileSyncStateStore(join(local, 'sync-state'));
     try {
       const context = { config, secrets: access.secrets };
       sink = values.sink
@@ -58,6 +60,21 @@ export async function syncCommand(args: string[]): Promise<number> {
     // A missing secret or a rejected credential is one set-up problem, said once, before any run begins
     // (nothing to resume). The token is cached, so the run reuses it.
     await access.m2m.getToken();
+    // The catalog as it is now: a new run reads it; an unfinished one resumes its streams, each as it is now.
+    const unfinished = values.full ? undefined : await state.readRun(config.tenant.name);
+    const catalog = await runCatalog({
+      graphql: access.graphql,
+      state,
+      tenant: config.tenant.name,
+      streamsFile: config.syncStreamsFile,
+      select,
+      schemaChanges: config.schemaChanges,
+      now: Date.now,
+    }).catch((err: unknown) => {
+      if (values.streams && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
+      throw err;
+    });
+    const streams = unfinished?.streams ? streamsOf(unfinished) : catalog.streams;
     const progress =
       process.stderr.isTTY && !values.json
         ? new StreamProgress(
@@ -66,11 +83,13 @@ export async function syncCommand(args: string[]): Promise<number> {
           )
         : undefined;
     progress?.draw();
-    const result = await syncAll(access.graphql, streams, {
+    const result = await syncAll(access.graphql, async () => catalog, {
       tenant: config.tenant.name,
-      state: new FileSyncStateStore(join(local, 'sync-state')),
+      state,
       sink,
       full: values.full,
+      fullPass: values['full-pass'],
+      passes: config.passes,
       concurrency: SYNC_CONCURRENCY,
       onPage: progress && ((stream, counts, expected) => progress.update(stream, counts, expected)),
     });
@@ -82,8 +101,12 @@ export async function syncCommand(args: string[]): Promise<number> {
       ok: result.ok,
       durationMs: result.durationMs,
       sink: sink.description,
+      ...(result.schema ? { schema: result.schema } : {}),
       streams: Object.fromEntries(
-        result.streams.map((s) => [s.stream, { ...s.counts, ...(s.error ? { error: s.error } : {}) }]),
+        result.streams.map((s) => [
+          s.stream,
+          { ...s.counts, ...(s.pass ? { pass: s.pass } : {}), ...(s.error ? { error: s.error } : {}) },
+        ]),
       ),
     };
     if (values.json) {
@@ -93,8 +116,16 @@ export async function syncCommand(args: string[]): Promise<number> {
     if (!progress)
       for (const s of result.streams)
         process.stderr.write(
-          `${s.ok ? '✔' : '✖'} ${s.stream}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
+          `${s.ok ? '✔' : '✖'} ${s.stream}${s.pass === 'incremental' ? ' (incremental)' : ''}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
         );
+    for (const [stream, fields] of Object.entries(result.schema?.added ?? {}))
+      process.stderr.write(
+        `ℹ ${stream}: the tenant has fields this stream does not read: ${fields.join(', ')} (\`discover\` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them)\n`,
+      );
+    for (const c of result.schema?.changes ?? [])
+      process.stderr.write(
+        `ℹ ${c.stream}: adopted the tenant's schema changes${c.added.length ? ` — now reads ${c.added.join(', ')}` : ''}${c.removed.length ? ` — no longer reads ${c.removed.join(', ')}` : ''}\n`,
+      );
     process.stderr.write(
       `Run ${result.runId}${result.resumed ? ' (resumed)' : ''}: changes in ${sink.description}.\n`,
     );

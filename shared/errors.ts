@@ -50,7 +50,23 @@ export const ERRORS = {
   },
   graphql_errors: {
     title: 'GraphQL errors',
-    action: 'The stream’s query was refused by the schema; fix it in SYNC_STREAMS_FILE.',
+    action:
+      'The stream’s query was refused by the schema: run `tenant-integrations discover` to see the tenant’s schema, and fix the stream (SYNC_STREAMS_FILE).',
+  },
+  introspection_refused: {
+    title: 'The tenant refuses introspection',
+    action:
+      'Write the streams yourself in a file named by SYNC_STREAMS_FILE (docs/sync.md, “When introspection is refused”).',
+  },
+  schema_drift: {
+    title: 'The tenant’s schema changed',
+    action:
+      'Run `tenant-integrations discover` and take the new catalog (or edit SYNC_STREAMS_FILE); SYNC_SCHEMA_CHANGES=propagate adopts such changes by itself.',
+  },
+  catalog_invalid: {
+    title: 'No usable catalog',
+    action:
+      'Run `tenant-integrations discover` to see what the tenant offers, and name streams with SYNC_STREAMS_FILE or SYNC_STREAMS.',
   },
   read_only_credential: {
     title: 'Mutation refused for a read-only credential',

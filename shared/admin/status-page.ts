@@ -179,11 +179,31 @@ function durationChart(runs: RunSummary[]) {
   );
 }
 
+/** What the run found about the tenant's schema (docs/sync.md, "When the schema changes"). */
+function schemaNotes(r: RunSummary): string {
+  const notes = [
+    ...Object.entries(r.schema?.added ?? {}).map(
+      ([stream, fields]) =>
+        `<li><strong>${esc(stream)}</strong>: the tenant has fields this stream does not read — ${esc(fields.join(', '))} (\`tenant-integrations discover\` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them)</li>`,
+    ),
+    ...(r.schema?.changes ?? []).map(
+      (c) =>
+        `<li><strong>${esc(c.stream)}</strong>: adopted the tenant's schema changes${c.added.length ? ` — now reads ${esc(c.added.join(', '))}` : ''}${c.removed.length ? ` — no longer reads ${esc(c.removed.join(', '))}` : ''}</li>`,
+    ),
+    ...(r.schema?.introspection === false
+      ? [
+          '<li>The tenant did not let the run read its schema: drift shows only as a stream’s first-page errors.</li>',
+        ]
+      : []),
+  ];
+  return notes.length ? `<p>The tenant’s schema:</p><ul class="schema">${notes.join('')}</ul>` : '';
+}
+
 function detail(r: RunSummary) {
   const rows = Object.entries(r.streams)
     .map(
       ([s, c]) =>
-        `<tr><th scope="row">${esc(s)}</th><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}</td></tr>`,
+        `<tr><th scope="row">${esc(s)}</th><td>${c.pass ?? ''}</td><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}</td></tr>`,
     )
     .join('');
   const error = r.error
@@ -195,8 +215,8 @@ function detail(r: RunSummary) {
         .join('')}</ul>`
     : '';
   return `<details class="run-detail" data-run="${esc(r.id)}"><summary>Details of ${esc(r.kind)} run ${esc(r.id)}</summary>
-${error}${earlier}
-<table><caption>Per stream</caption><thead><tr><th scope="col">stream</th><th scope="col">read</th><th scope="col">created</th><th scope="col">updated</th><th scope="col">deleted</th><th scope="col">time</th><th scope="col">outcome</th></tr></thead><tbody>${rows || '<tr><td colspan="7">no stream has reported yet</td></tr>'}</tbody></table>
+${error}${earlier}${schemaNotes(r)}
+<table><caption>Per stream</caption><thead><tr><th scope="col">stream</th><th scope="col">pass</th><th scope="col">read</th><th scope="col">created</th><th scope="col">updated</th><th scope="col">deleted</th><th scope="col">time</th><th scope="col">outcome</th></tr></thead><tbody>${rows || '<tr><td colspan="8">no stream has reported yet</td></tr>'}</tbody></table>
 ${r.sinks ? `<p>Sinks: ${esc(r.sinks)}</p>` : ''}
 </details>`;
 }

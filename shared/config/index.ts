@@ -40,6 +40,12 @@ function storageConnectionString(text: string): boolean {
   );
 }
 
+/** `30m`, `12h`, `1d` in milliseconds. */
+function durationMs(text: string): number {
+  const n = Number(text.slice(0, -1));
+  return n * { m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 'm' | 'h' | 'd'];
+}
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
@@ -223,6 +229,32 @@ export const settingsSchema = z
         '`parquet`: the `dir` sink writes `{stream}.parquet` instead of NDJSON, the `blob` sink adds it beside the NDJSON.',
       default: '`ndjson`',
       usedBy: 'sync (blob, dir sinks)',
+      group: 'sync',
+    }),
+    SYNC_FULL_PASS_EVERY: optional(
+      z
+        .string()
+        .regex(/^\d{1,6}[mhd]$/, 'a duration such as 30m, 12h or 1d')
+        .refine((d) => durationMs(d) >= 60_000, 'at least 1m'),
+    ).meta({
+      description:
+        'A stream that reads incrementally (its `incremental` in the streams) still reads everything this often — the only way the API shows a deletion. Also after its definition changed, or its state is missing.',
+      default: '`24h`',
+      usedBy: 'sync',
+      group: 'sync',
+    }),
+    SYNC_INCREMENTAL_OVERLAP_SECONDS: optional(z.coerce.number().int().min(0).max(86_400)).meta({
+      description:
+        'An incremental pass asks for records changed since the last one’s greatest "changed at" less this, for clocks that differ and writes still in flight upstream (what it reads twice is unchanged, not delivered again).',
+      default: '`300`',
+      usedBy: 'sync',
+      group: 'sync',
+    }),
+    SYNC_SCHEMA_CHANGES: optional(z.enum(['report', 'propagate'])).meta({
+      description:
+        'What a run does when the tenant’s schema moved under the catalog: `report` names added fields (not synced) and fails a stream whose fields are gone; `propagate` adopts added fields and drops removed ones in the stored catalog, each change in the run history.',
+      default: '`report`',
+      usedBy: 'sync',
       group: 'sync',
     }),
     SYNC_REJECTED_RECORDS: optional(z.enum(['fail', 'quarantine'])).meta({
@@ -431,6 +463,10 @@ export interface AppConfig {
   syncFormat: SyncFormat;
   /** SYNC_REJECTED_RECORDS: what a sink does with a record it cannot store. */
   rejectedRecords: 'fail' | 'quarantine';
+  /** SYNC_FULL_PASS_EVERY and SYNC_INCREMENTAL_OVERLAP_SECONDS, in milliseconds. */
+  passes: { fullPassEveryMs: number; overlapMs: number };
+  /** SYNC_SCHEMA_CHANGES. */
+  schemaChanges: 'report' | 'propagate';
   /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
   postgres?: {
     url?: string;
@@ -511,6 +547,11 @@ export function loadConfig(
         : undefined,
     syncFormat: s.SYNC_FORMAT ?? 'ndjson',
     rejectedRecords: s.SYNC_REJECTED_RECORDS ?? 'fail',
+    passes: {
+      fullPassEveryMs: durationMs(s.SYNC_FULL_PASS_EVERY ?? '24h'),
+      overlapMs: (s.SYNC_INCREMENTAL_OVERLAP_SECONDS ?? 300) * 1000,
+    },
+    schemaChanges: s.SYNC_SCHEMA_CHANGES ?? 'report',
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
     hosted: isHosted(s),

@@ -1,3 +1,4 @@
+import type { GraphQLSchema } from 'graphql';
 import type { AccessLayer } from '../access';
 import { tenantEndpoints } from '../auth/endpoints';
 import type { AppConfig } from '../config';
@@ -182,6 +183,109 @@ const delegatedSession: CheckRun = async ({ access }) => {
   };
 };
 
+/**
+ * The catalog held against the tenant's schema: one check per stream, naming each field that is gone and each
+ * the stream does not read (SYNC_STREAMS_FILE, else the stored catalog; none yet is what the first run discovers).
+ */
+async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Promise<Check[]> {
+  if (!ctx.passed.has('GraphQL'))
+    return [
+      {
+        name: 'catalog',
+        state: 'warn',
+        found: 'not tried: GraphQL did not answer',
+        action: 'Fix GraphQL first.',
+      },
+    ];
+  const { catalogStreams, storedCatalog } = await import('../catalog');
+  const { introspect } = await import('../catalog/introspect');
+  const { driftOf } = await import('../catalog/drift');
+  const { selectStreams } = await import('../streams');
+  const { syncStateStore } = await import('../sync/state-store');
+  const tenant = ctx.access.tenant.name;
+  const state = syncStateStore(ctx.config);
+  let schema: GraphQLSchema | undefined;
+  let refused = false;
+  try {
+    schema = await introspect(ctx.access.graphql, { abortSignal: signal });
+  } catch (err) {
+    if (!(err instanceof IntegrationError && err.code === 'introspection_refused')) throw err;
+    refused = true;
+  }
+  const file = ctx.config.syncStreamsFile;
+  const stored = file ? undefined : await storedCatalog(state, tenant);
+  if (!file && !stored) {
+    if (refused)
+      return [
+        {
+          name: 'catalog',
+          state: 'fail',
+          found:
+            'no SYNC_STREAMS_FILE and the tenant refuses introspection: there is nothing to discover the streams from',
+          action:
+            'Write the streams in a file named by SYNC_STREAMS_FILE (docs/sync.md, “When introspection is refused”).',
+        },
+      ];
+    const { discover } = await import('../catalog');
+    const found = await discover(ctx.access.graphql, { abortSignal: signal });
+    const streams = found.streams.map((p) => p.stream);
+    return [
+      {
+        name: 'catalog',
+        state: 'ok',
+        found: `none stored yet: the first run discovers ${streams.length} streams (${streams.map((s) => s.name).join(', ')}); \`tenant-integrations discover\` shows them`,
+      },
+    ];
+  }
+  const streams = selectStreams(
+    file
+      ? (
+          await catalogStreams({
+            graphql: ctx.access.graphql,
+            state,
+            tenant,
+            streamsFile: file,
+            now: Date.now,
+          })
+        ).streams
+      : (stored?.streams ?? []),
+    ctx.config.syncStreams,
+  );
+  const where = file ? `SYNC_STREAMS_FILE ${file}` : 'the stored catalog';
+  if (refused)
+    return [
+      {
+        name: 'catalog',
+        state: 'warn',
+        found: `${streams.length} streams from ${where}; the tenant refuses introspection, so each is checked by its first page when a run reads it`,
+      },
+    ];
+  return streams.map((s): Check => {
+    const d = driftOf(schema as GraphQLSchema, s);
+    if (d.removed.length || d.problems.length)
+      return {
+        name: `stream ${s.name}`,
+        state: 'fail',
+        found: `the tenant's schema changed: ${[...(d.removed.length ? [`no longer has ${d.removed.join(', ')}`] : []), ...d.problems.slice(0, 3)].join('; ')}`,
+        action:
+          'Run `tenant-integrations discover` and take the new catalog (or edit SYNC_STREAMS_FILE), or set SYNC_SCHEMA_CHANGES=propagate.',
+      };
+    if (d.added.length)
+      return {
+        name: `stream ${s.name}`,
+        state: 'warn',
+        found: `validates (${where}); the tenant has fields it does not read: ${d.added.join(', ')}`,
+        action:
+          '`tenant-integrations discover` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them by itself.',
+      };
+    return {
+      name: `stream ${s.name}`,
+      state: 'ok',
+      found: `validates against the tenant's schema (${where})`,
+    };
+  });
+}
+
 /** The checks in the order they run: each later one may depend on an earlier one having passed. */
 const CHECKS: ReadonlyArray<readonly [string, CheckRun]> = [
   ['configuration', configuration],
@@ -220,6 +324,19 @@ export async function runDoctor(
     checks.push({ name, ...outcome });
   };
   for (const [name, check] of CHECKS) await run(name, check);
+  const signal = withTimeout(timeoutMs * 3, options.abortSignal);
+  try {
+    checks.push(...(await catalogChecks(ctx, signal)));
+  } catch (err) {
+    checks.push({
+      name: 'catalog',
+      state: 'fail',
+      found: signal.aborted ? `no answer within ${(timeoutMs * 3) / 1000} s` : short(err),
+      ...(err instanceof IntegrationError
+        ? {}
+        : { action: 'See the finding; run again with the fix in place.' }),
+    });
+  }
   const sinkContext = { config, secrets: access.secrets };
   for (const spec of config.syncSinks)
     await run(`sink ${spec.kind}`, (_ctx, signal) =>

@@ -125,8 +125,9 @@ export async function createExport(
     }
   }
   const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+  const knownStreams = (await setup.streams()).map((s) => s.name);
   const parsed = parseExportRequest(text, {
-    knownStreams: setup.streams.map((s) => s.name),
+    knownStreams,
     development: setup.development,
   });
   const problems = [...(key.ok ? [] : key.problems), ...(parsed.ok ? [] : parsed.problems)];
@@ -134,9 +135,7 @@ export async function createExport(
     return problem(400, 'invalid_request', problems.join('; '), {
       members: {
         problems,
-        ...(problems.some((p) => p.startsWith('streams: unknown'))
-          ? { knownStreams: setup.streams.map((s) => s.name) }
-          : {}),
+        ...(problems.some((p) => p.startsWith('streams: unknown')) ? { knownStreams } : {}),
       },
     });
   const now = setup.clock.now();

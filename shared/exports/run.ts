@@ -27,7 +27,7 @@ export async function runExportStream(
   graphql: TenantGraphqlClient,
   task: StreamTask,
 ): Promise<StreamOutcome> {
-  const stream = setup.streams.find((s) => s.name === task.stream);
+  const stream = (await setup.streams()).find((s) => s.name === task.stream);
   if (!stream) return { ok: false, stream: task.stream, error: `stream ${task.stream} is no longer defined` };
   try {
     const file = await setup.storage.writeStream(graphql, stream, task);

@@ -3,7 +3,9 @@ import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
 import { blobService, delegationService } from '../state/blob-service';
-import { resolveStreams, type StreamDefinition } from '../streams';
+import { catalogStreams } from '../catalog';
+import type { StreamDefinition } from '../streams';
+import { syncStateStore } from '../sync/state-store';
 import { ExportLedger } from './ledger';
 import type { ExportInput } from './orchestration';
 import { ExportStorage } from './storage';
@@ -11,8 +13,8 @@ import { ExportStorage } from './storage';
 /** The export webhook's parts, built once per process from configuration. */
 export interface ExportSetup {
   tenant: string;
-  /** Every stream (defaults and SYNC_STREAMS_FILE); a request picks among them. */
-  streams: StreamDefinition[];
+  /** Every stream of the tenant's catalog (SYNC_STREAMS_FILE, else the stored or discovered one); a request picks among them. */
+  streams: () => Promise<StreamDefinition[]>;
   storage: ExportStorage;
   ledger: ExportLedger;
   maxConcurrent: number;
@@ -27,16 +29,40 @@ export interface ExportSetup {
   accepted: (input: ExportInput) => Promise<void>;
 }
 
+const CATALOG_CACHE_MS = 60_000;
+
 export function exportSetup(
   config: AppConfig,
-  access: Pick<AccessLayer, 'secrets' | 'tenant'>,
+  access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql'>,
   options: { clock: Clock; logger: Logger; accepted?: (input: ExportInput) => Promise<void> },
 ): ExportSetup {
   const requestSecretName = config.exportsRequestSecretName;
   let delegation: ReturnType<typeof delegationService> | undefined;
+  // One read of the catalog serves every request for a minute: a burst of requests before the first sync would
+  // otherwise each discover the tenant's schema (and a failed read is not kept).
+  let catalog: { at: number; streams: Promise<StreamDefinition[]> } | undefined;
+  const streams = () => {
+    const now = options.clock.now();
+    if (!catalog || now - catalog.at >= CATALOG_CACHE_MS || now < catalog.at) {
+      const read = catalogStreams({
+        graphql: access.graphql,
+        state: syncStateStore(config),
+        tenant: access.tenant.name,
+        streamsFile: config.syncStreamsFile,
+        now: () => options.clock.now(),
+        logger: options.logger,
+      }).then((c) => c.streams);
+      const entry = { at: now, streams: read };
+      catalog = entry;
+      read.catch(() => {
+        if (catalog === entry) catalog = undefined;
+      });
+    }
+    return catalog.streams;
+  };
   return {
     tenant: access.tenant.name,
-    streams: resolveStreams({ file: config.syncStreamsFile }),
+    streams,
     storage: new ExportStorage(blobService(config), () => (delegation ??= delegationService(config))),
     ledger: ExportLedger.fromConfig(config),
     maxConcurrent: config.exportsMaxConcurrent,

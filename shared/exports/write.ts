@@ -54,7 +54,7 @@ export async function writeExportStream(
   async function* text() {
     yield encoder.start();
     for await (const page of prefetch(
-      paginate(graphql, stream.document, stream.paths, {
+      paginate(graphql, stream, {
         pageSize: stream.pageSize,
         abortSignal: options.abortSignal,
       }),

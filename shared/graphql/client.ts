@@ -34,6 +34,8 @@ export interface RequestOptions<T> {
   /** Validates `data`; a mismatch is an error naming the endpoint and the fields. */
   schema?: z.ZodType<T>;
   timeoutMs?: number;
+  /** A cap on this answer's size, below the client's own (an introspection answer). */
+  maxAnswerBytes?: number;
 }
 
 interface Analysed {
@@ -163,7 +165,7 @@ export class TenantGraphqlClient {
           const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
           let res: Answer;
           try {
-            res = await this.send(document, name, options.variables, token, signal);
+            res = await this.send(document, name, options.variables, token, signal, options.maxAnswerBytes);
           } catch (err) {
             if (options.abortSignal?.aborted) throw options.abortSignal.reason;
             if (err instanceof IntegrationError && err.code === 'response_too_large')
@@ -249,13 +251,17 @@ export class TenantGraphqlClient {
     variables: Record<string, unknown> | undefined,
     token: string,
     signal: AbortSignal,
+    maxAnswerBytes?: number,
   ): Promise<Answer> {
     let answered: { status: number; retryAfter: string | null } | undefined;
     const transport = async (url: URL | RequestInfo, init?: RequestInit): Promise<Response> => {
       const headers = Object.fromEntries(new Headers(init?.headers).entries());
       const res = await this.post(String(url), String(init?.body ?? ''), {
         headers,
-        maxBytes: this.maxAnswerBytes,
+        maxBytes:
+          maxAnswerBytes === undefined
+            ? this.maxAnswerBytes
+            : Math.min(maxAnswerBytes, this.maxAnswerBytes ?? maxAnswerBytes),
         abortSignal: init?.signal ?? signal,
       });
       answered = { status: res.status, retryAfter: res.header('retry-after') };

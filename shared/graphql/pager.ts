@@ -1,27 +1,19 @@
 import { UpstreamError } from '../errors';
+import type { StreamDefinition } from '../streams';
 import type { TenantGraphqlClient } from './client';
-
-/** Where a Relay connection keeps its parts, as dotted paths. */
-export interface ConnectionPaths {
-  /** From `data` to the list of edges (or records), e.g. `controls.edges`. */
-  records: string;
-  /** Inside each edge, the record, e.g. `node`; empty when the list holds records. */
-  node: string;
-  /** From `data`, e.g. `controls.pageInfo.hasNextPage`. */
-  hasNextPage: string;
-  /** From `data`, e.g. `controls.pageInfo.endCursor`. */
-  endCursor: string;
-  pageSizeVariable: string;
-  cursorVariable: string;
-}
 
 export interface Page {
   /** 1-based. */
   number: number;
   records: unknown[];
-  /** The cursor after this page: where a resumed run starts. */
+  /**
+   * Where the next page starts: the connection's cursor, or (offset and page pagination) the next offset or page
+   * number as text — what a checkpoint stores and a resumed pass starts from. Null at the start.
+   */
   endCursor: string | null;
   hasNextPage: boolean;
+  /** How many records the answer says the collection holds, when it says (offset and page pagination). */
+  total?: number;
 }
 
 export function getPath(value: unknown, path: string): unknown {
@@ -34,53 +26,137 @@ export function getPath(value: unknown, path: string): unknown {
   return v;
 }
 
+export interface PaginateOptions {
+  pageSize: number;
+  /** A checkpoint's `endCursor`: the pass resumes after it. */
+  startCursor?: string | null;
+  /** More variables for every page (an incremental pass's "changed since"). */
+  variables?: Record<string, unknown>;
+  abortSignal?: AbortSignal;
+  maxPages?: number;
+}
+
 /**
- * Pages through a connection, guarded against the classic loops: a cursor seen before, `hasNextPage`
- * with no cursor, `data: null` or a missing list. Starts after `startCursor` to resume a checkpoint.
+ * Pages through a stream's collection, whatever its pagination, guarded against the classic loops: a cursor seen
+ * before, `hasNextPage` with no cursor, `data: null` or a missing list, an empty page that says more follow.
+ *
+ * Offset and page pagination without a total or a has-more flag stop at the first empty page — never at a short
+ * one, as a server that caps the page size answers short pages before its last (one request more per pass).
  */
 export async function* paginate(
   client: TenantGraphqlClient,
-  document: string,
-  paths: ConnectionPaths,
-  options: {
-    pageSize: number;
-    startCursor?: string | null;
-    variables?: Record<string, unknown>;
-    abortSignal?: AbortSignal;
-    maxPages?: number;
-  },
+  stream: StreamDefinition,
+  options: PaginateOptions,
 ): AsyncGenerator<Page> {
-  const seen = new Set<string>();
-  let cursor = options.startCursor ?? null;
-  if (cursor) seen.add(cursor);
-  const malformed = (message: string) => new UpstreamError('upstream_malformed', client.endpoint, message);
-  for (let number = 1; number <= (options.maxPages ?? Number.MAX_SAFE_INTEGER); number++) {
-    const data = await client.request(document, {
-      variables: {
-        ...options.variables,
-        [paths.pageSizeVariable]: options.pageSize,
-        [paths.cursorVariable]: cursor,
-      },
+  const malformed = (message: string) =>
+    new UpstreamError('upstream_malformed', client.endpoint, `${stream.name}: ${message}`);
+  const maxPages = options.maxPages ?? Number.MAX_SAFE_INTEGER;
+  const ask = (variables: Record<string, unknown>) =>
+    client.request(stream.document, {
+      variables: { ...options.variables, ...variables },
       abortSignal: options.abortSignal,
     });
-    const list = getPath(data, paths.records);
-    if (!Array.isArray(list)) throw malformed(`page ${number}: no list at ${paths.records}`);
-    const hasNextPage = getPath(data, paths.hasNextPage);
-    if (typeof hasNextPage !== 'boolean')
-      throw malformed(`page ${number}: ${paths.hasNextPage} is not a boolean`);
-    const endCursor = getPath(data, paths.endCursor);
-    if (endCursor !== null && endCursor !== undefined && typeof endCursor !== 'string')
-      throw malformed(`page ${number}: ${paths.endCursor} is not a string`);
-    const records = paths.node ? list.map((edge) => getPath(edge, paths.node)) : list;
-    if (hasNextPage) {
-      if (!endCursor) throw malformed(`page ${number}: hasNextPage is true but there is no endCursor`);
-      if (seen.has(endCursor)) throw malformed(`page ${number}: cursor repeated; the server is looping`);
-      if (list.length === 0) throw malformed(`page ${number}: empty page with hasNextPage true`);
-      seen.add(endCursor);
+  const listOf = (data: unknown, number: number) => {
+    const list = getPath(data, stream.paths.records);
+    if (!Array.isArray(list)) throw malformed(`page ${number}: no list at ${stream.paths.records}`);
+    return stream.paths.node ? list.map((item) => getPath(item, stream.paths.node)) : list;
+  };
+  const count = (data: unknown, path: string | undefined, number: number) => {
+    if (!path) return undefined;
+    const n = getPath(data, path);
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
+      throw malformed(`page ${number}: ${path} is not a count`);
+    return n;
+  };
+
+  switch (stream.pagination) {
+    case 'none': {
+      if (options.startCursor) return; // the one answer was delivered before the pass stopped
+      const records = listOf(await ask({}), 1);
+      yield { number: 1, records, endCursor: 'end', hasNextPage: false };
+      return;
     }
-    yield { number, records, endCursor: (endCursor as string | null | undefined) ?? cursor, hasNextPage };
-    if (!hasNextPage) return;
-    cursor = endCursor as string;
+    case 'cursor': {
+      const p = stream.paths;
+      const seen = new Set<string>();
+      let cursor = options.startCursor ?? null;
+      if (cursor) seen.add(cursor);
+      for (let number = 1; number <= maxPages; number++) {
+        const data = await ask({ [p.pageSizeVariable]: options.pageSize, [p.cursorVariable]: cursor });
+        const records = listOf(data, number);
+        const hasNextPage = getPath(data, p.hasNextPage);
+        if (typeof hasNextPage !== 'boolean')
+          throw malformed(`page ${number}: ${p.hasNextPage} is not a boolean`);
+        const endCursor = getPath(data, p.endCursor);
+        if (endCursor !== null && endCursor !== undefined && typeof endCursor !== 'string')
+          throw malformed(`page ${number}: ${p.endCursor} is not a string`);
+        if (hasNextPage) {
+          if (!endCursor) throw malformed(`page ${number}: hasNextPage is true but there is no endCursor`);
+          if (seen.has(endCursor)) throw malformed(`page ${number}: cursor repeated; the server is looping`);
+          if (records.length === 0) throw malformed(`page ${number}: empty page with hasNextPage true`);
+          seen.add(endCursor);
+        }
+        yield { number, records, endCursor: (endCursor as string | null | undefined) ?? cursor, hasNextPage };
+        if (!hasNextPage) return;
+        cursor = endCursor as string;
+      }
+      break;
+    }
+    case 'offset': {
+      const p = stream.paths;
+      let offset = Number(options.startCursor ?? 0);
+      for (let number = 1; number <= maxPages; number++) {
+        const data = await ask({ [p.limitVariable]: options.pageSize, [p.offsetVariable]: offset });
+        const records = listOf(data, number);
+        const total = count(data, p.total, number);
+        offset += records.length;
+        const hasNextPage = records.length > 0 && (total === undefined || offset < total);
+        yield {
+          number,
+          records,
+          endCursor: String(offset),
+          hasNextPage,
+          ...(total !== undefined ? { total } : {}),
+        };
+        if (!hasNextPage) return;
+      }
+      break;
+    }
+    case 'page': {
+      const p = stream.paths;
+      let page = options.startCursor ? Number(options.startCursor) : p.firstPage;
+      let before = 0; // records on the pages before this one, for a total (a resumed pass does not know it)
+      for (let number = 1; number <= maxPages; number++, page++) {
+        const data = await ask({ [p.pageVariable]: page, [p.perPageVariable]: options.pageSize });
+        const records = listOf(data, number);
+        const total = count(data, p.total, number);
+        const totalPages = count(data, p.totalPages, number);
+        const more = p.hasNextPage ? getPath(data, p.hasNextPage) : undefined;
+        if (p.hasNextPage && typeof more !== 'boolean')
+          throw malformed(`page ${number}: ${p.hasNextPage} is not a boolean`);
+        before += records.length;
+        const hasNextPage =
+          records.length > 0 &&
+          (typeof more === 'boolean'
+            ? more
+            : totalPages !== undefined
+              ? page - p.firstPage + 1 < totalPages
+              : total !== undefined && !options.startCursor
+                ? before < total
+                : true);
+        if (more === true && records.length === 0)
+          throw malformed(`page ${number}: empty page that says more follow`);
+        yield {
+          number,
+          records,
+          endCursor: String(page + 1),
+          hasNextPage,
+          ...(total !== undefined ? { total } : {}),
+        };
+        if (!hasNextPage) return;
+      }
+      break;
+    }
   }
-  throw malformed(`more than ${options.maxPages} pages`);
+  throw malformed(`more than ${maxPages} pages`);
 }

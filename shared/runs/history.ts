@@ -11,6 +11,15 @@ import { lazyTable } from '../state/lazy';
  * see every unattended run (GET /api/manage/runs, the status page). Never a record, token or secret: counts,
  * times, and an error's code, message and the action that fixes it.
  */
+/** What a sync found about the tenant's schema (shared/catalog/): fields not synced, changes adopted. */
+export const schemaFindingsSchema = z.object({
+  added: z.record(z.string(), z.array(z.string())).optional(),
+  changes: z
+    .array(z.object({ stream: z.string(), added: z.array(z.string()), removed: z.array(z.string()) }))
+    .optional(),
+  introspection: z.boolean().optional(),
+});
+
 export const runSummarySchema = z.object({
   id: z.string().min(1).max(200),
   kind: z.enum(['sync', 'export', 'login']),
@@ -26,6 +35,8 @@ export const runSummarySchema = z.object({
       durationMs: z.number().int().min(0).optional(),
       error: z.string().optional(),
       errorCode: z.string().optional(),
+      /** A sync stream's pass: every record read, or only those changed since the last one. */
+      pass: z.enum(['full', 'incremental']).optional(),
     }),
   ),
   tokenRequests: z.number().int().min(0).optional(),
@@ -36,6 +47,8 @@ export const runSummarySchema = z.object({
     .max(5)
     .optional(),
   sinks: z.string().optional(),
+  /** A sync's view of the tenant's schema: fields it has that a stream does not read; changes adopted. */
+  schema: schemaFindingsSchema.optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 export type RunKind = RunSummary['kind'];

@@ -59,7 +59,8 @@ export async function startSyncRun(
   };
   const before = await running();
   if (before) return { started: false, running: before };
-  const { syncStateStore } = await import('../sync/setup');
+  // Loaded here: the storage SDK is not every function's to pay for at start-up.
+  const { syncStateStore } = await import('../sync/state-store');
   const outcome = await syncStateStore(app.config).exclusively(tenant, async () => {
     const now = await running();
     if (now) return { started: false as const, running: now };

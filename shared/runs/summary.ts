@@ -20,6 +20,7 @@ export function syncSummary(
     sinks?: string;
     error?: { code: string; message: string };
     interruptions?: RunSummary['interruptions'];
+    schema?: RunSummary['schema'];
   },
 ): RunSummary {
   const failed = results.find((r) => !r.ok);
@@ -43,12 +44,17 @@ export function syncSummary(
           ok: r.ok,
           ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
           ...(r.error ? { error: r.error, errorCode: r.errorCode } : {}),
+          ...(r.pass ? { pass: r.pass } : {}),
         },
       ]),
     ),
     ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
     ...(options.sinks ? { sinks: options.sinks } : {}),
     ...(options.interruptions?.length ? { interruptions: options.interruptions } : {}),
+    ...(options.schema &&
+    (options.schema.added || options.schema.changes || options.schema.introspection === false)
+      ? { schema: options.schema }
+      : {}),
   };
 }
 

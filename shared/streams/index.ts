@@ -1,106 +1,170 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
-import type { ConnectionPaths } from '../graphql/pager';
+import { documentProblems } from './document';
 
 /**
- * A stream: one GraphQL document plus where things are in its answer. The defaults match the sandbox's
- * schema; the real service's schema differs, so users override or add streams in a file (docs/sync.md).
+ * A stream: one GraphQL document, how its answers are paged, and where things are in them. A tenant's streams are
+ * its catalog: discovered from its schema (shared/catalog/), or written by hand in SYNC_STREAMS_FILE
+ * (docs/sync.md). Nothing outside a stream's definition knows any tenant's field names.
  */
-export const streamSchema = z
+
+const path = z.string().min(1);
+const variable = z.string().regex(/^[_A-Za-z][_0-9A-Za-z]*$/, 'a GraphQL variable name');
+
+/** Relay-style: `first`/`after`, `hasNextPage`/`endCursor`, records in `edges { node }` or `nodes`. */
+const cursorPaths = z
   .object({
-    // At most 63: PostgreSQL keeps 63 bytes of a name, and the postgres sink names each stream's table after it.
-    name: z.string().regex(/^[\w-]{1,63}$/, 'letters, digits, dash or underscore (1-63)'),
-    document: z
-      .string()
-      .min(1)
-      .refine((d) => /\bquery\b/.test(d), 'must be a GraphQL query'),
-    paths: z
-      .object({
-        records: z.string().min(1),
-        node: z.string().default(''),
-        hasNextPage: z.string().min(1),
-        endCursor: z.string().min(1),
-        pageSizeVariable: z.string().min(1).default('first'),
-        cursorVariable: z.string().min(1).default('after'),
-      })
-      .strict(),
-    /** Inside a record, its stable id. */
-    idPath: z.string().min(1).default('id'),
-    pageSize: z.number().int().min(1).max(1000).default(100),
+    records: path,
+    node: z.string().default(''),
+    hasNextPage: path,
+    endCursor: path,
+    pageSizeVariable: variable.default('first'),
+    cursorVariable: variable.default('after'),
   })
   .strict();
 
-export type StreamDefinition = z.output<typeof streamSchema> & { paths: ConnectionPaths };
+/** `limit`/`offset`, `first`/`skip` and the like: records from a position. `total`, when the answer has one. */
+const offsetPaths = z
+  .object({
+    records: path,
+    node: z.string().default(''),
+    limitVariable: variable.default('limit'),
+    offsetVariable: variable.default('offset'),
+    total: path.optional(),
+  })
+  .strict();
 
-const connection = (field: string, selection: string) =>
-  streamSchema.parse({
-    name: field,
-    document: `query Sync_${field}($first: Int, $after: String) { ${field}(first: $first, after: $after) { edges { node { ${selection} } } pageInfo { hasNextPage endCursor } } }`,
-    paths: {
-      records: `${field}.edges`,
-      node: 'node',
-      hasNextPage: `${field}.pageInfo.hasNextPage`,
-      endCursor: `${field}.pageInfo.endCursor`,
-    },
-  }) as StreamDefinition;
+/** Numbered pages: `page`/`perPage` around a list, with a total, a page count or a has-more flag when there is one. */
+const pagePaths = z
+  .object({
+    records: path,
+    node: z.string().default(''),
+    pageVariable: variable.default('page'),
+    perPageVariable: variable.default('perPage'),
+    /** The first page's number. */
+    firstPage: z.union([z.literal(0), z.literal(1)]).default(1),
+    total: path.optional(),
+    totalPages: path.optional(),
+    hasNextPage: path.optional(),
+  })
+  .strict();
 
-const PERSON = 'id name email';
+/** One answer holds every record: no paging. */
+const nonePaths = z.object({ records: path, node: z.string().default('') }).strict();
 
-/** The six record kinds of the sandbox (docs/sandbox.md), every field selected. */
-export const DEFAULT_STREAMS: readonly StreamDefinition[] = [
-  connection(
-    'controls',
-    `id reference title description framework status owner { ${PERSON} } tags updatedAt`,
-  ),
-  connection(
-    'evidence',
-    `id title controlId fileName mimeType sizeBytes uploadedAt uploadedBy { ${PERSON} }`,
-  ),
-  connection(
-    'personnel',
-    'id employeeNumber firstName lastName email department jobTitle startDate screening { status date }',
-  ),
-  connection('kpis', 'id name unit target value period trend'),
-  connection('reports', `id title type status period createdAt author { ${PERSON} }`),
-  connection('users', 'id name email role active lastLoginAt'),
+export const PAGINATION_KINDS = ['cursor', 'offset', 'page', 'none'] as const;
+export type PaginationKind = (typeof PAGINATION_KINDS)[number];
+
+const common = {
+  // At most 63: PostgreSQL keeps 63 bytes of a name, and the postgres sink names each stream's table after it.
+  name: z.string().regex(/^[\w-]{1,63}$/, 'letters, digits, dash or underscore (1-63)'),
+  document: z.string().min(1),
+  /**
+   * Inside a record, its stable key. Empty: the records have none, and each is known by its content — an update
+   * then reads as the old content deleted and the new one created.
+   */
+  idPath: z.string().default('id'),
+  pageSize: z.number().int().min(1).max(1000).default(100),
+  /**
+   * Reads only what changed since the last pass: the variable that takes the "changed since" time, and the record
+   * field that holds when each record last changed (docs/sync.md, "Incremental passes").
+   */
+  incremental: z.object({ variable, field: path }).strict().optional(),
+  /**
+   * Fields of the record left out on purpose (dotted from the record; one the credential may not read, one not
+   * wanted): schema drift does not report them as added, and SYNC_SCHEMA_CHANGES=propagate does not add them.
+   */
+  exclude: z.array(path).optional(),
+};
+
+const definition = z.discriminatedUnion(
+  'pagination',
+  [
+    z.object({ ...common, pagination: z.literal('cursor'), paths: cursorPaths }).strict(),
+    z.object({ ...common, pagination: z.literal('offset'), paths: offsetPaths }).strict(),
+    z.object({ ...common, pagination: z.literal('page'), paths: pagePaths }).strict(),
+    z.object({ ...common, pagination: z.literal('none'), paths: nonePaths }).strict(),
+  ],
+  { error: `must be one of ${PAGINATION_KINDS.join(', ')}` },
+);
+
+/** A stream as written: `pagination` may be left out (it is `cursor`, the format before there were others). */
+export const streamSchema = z
+  .preprocess(
+    (v) =>
+      v && typeof v === 'object' && !Array.isArray(v) && !('pagination' in v)
+        ? { ...v, pagination: 'cursor' }
+        : v,
+    definition,
+  )
+  .superRefine((s, ctx) => {
+    for (const p of documentProblems(s)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+  });
+
+export type StreamDefinition = z.output<typeof definition>;
+export type CursorPaths = z.output<typeof cursorPaths>;
+
+/** The path from `data` to one record: the list, then the record inside each of its items. */
+export const recordPath = (s: StreamDefinition): string[] => [
+  ...s.paths.records.split('.'),
+  ...(s.paths.node ? s.paths.node.split('.') : []),
 ];
 
 const fileSchema = z.object({ streams: z.array(z.unknown()).min(1) }).strict();
 
-/**
- * The streams in use: defaults, overridden or extended by a streams file, then narrowed by a selection
- * (SYNC_STREAMS). A bad file or an unknown name fails at start-up naming the stream and the field.
- */
-export function resolveStreams(options: { file?: string; select?: string[] } = {}): StreamDefinition[] {
-  const byName = new Map(DEFAULT_STREAMS.map((s) => [s.name, s]));
-  if (options.file) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(options.file, 'utf8'));
-    } catch (err) {
-      throw new ConfigError([`${options.file}: ${(err as Error).message}`], options.file);
-    }
-    const top = fileSchema.safeParse(parsed);
-    if (!top.success) throw new ConfigError([`${options.file}: must be { "streams": [ … ] }`], options.file);
-    const problems: string[] = [];
-    top.data.streams.forEach((raw, i) => {
-      const r = streamSchema.safeParse(raw);
-      const label = (raw as { name?: unknown })?.name ?? `#${i + 1}`;
-      if (!r.success)
-        for (const issue of r.error.issues)
-          problems.push(
-            `${options.file}: stream ${String(label)}: ${issue.path.join('.') || 'stream'}: ${issue.message}`,
-          );
-      else byName.set(r.data.name, r.data as StreamDefinition);
-    });
-    if (problems.length) throw new ConfigError(problems, options.file);
+/** Parses streams (a file's, or a stored catalog's); every problem names the stream and the field. */
+export function parseStreams(raw: unknown, source: string): StreamDefinition[] {
+  const top = fileSchema.safeParse(raw);
+  if (!top.success) throw new ConfigError([`${source}: must be { "streams": [ … ] }`], source);
+  const problems: string[] = [];
+  const out: StreamDefinition[] = [];
+  top.data.streams.forEach((item, i) => {
+    const r = streamSchema.safeParse(item);
+    const label = (item as { name?: unknown })?.name ?? `#${i + 1}`;
+    if (!r.success)
+      for (const issue of r.error.issues)
+        problems.push(
+          `${source}: stream ${String(label)}: ${issue.path.join('.') || 'stream'}: ${issue.message}`,
+        );
+    else out.push(r.data);
+  });
+  const names = out.map((s) => s.name);
+  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
+    problems.push(`${source}: stream ${n}: name: used twice`);
+  if (problems.length) throw new ConfigError(problems, source);
+  return out;
+}
+
+/** The streams of a file in the SYNC_STREAMS_FILE format. */
+export function readStreamsFile(file: string): StreamDefinition[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError([`${file}: ${(err as Error).message}`], file);
   }
-  if (!options.select?.length) return [...byName.values()];
-  const unknown = options.select.filter((n) => !byName.has(n));
+  return parseStreams(parsed, file);
+}
+
+/** Narrows a catalog to SYNC_STREAMS (in that order); an unknown name fails naming the known ones. */
+export function selectStreams(streams: StreamDefinition[], select?: string[]): StreamDefinition[] {
+  if (!select?.length) return streams;
+  const byName = new Map(streams.map((s) => [s.name, s]));
+  const unknown = select.filter((n) => !byName.has(n));
   if (unknown.length)
     throw new ConfigError([
       `SYNC_STREAMS: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${[...byName.keys()].join(', ')}`,
     ]);
-  return options.select.map((n) => byName.get(n) as StreamDefinition);
+  return select.map((n) => byName.get(n) as StreamDefinition);
+}
+
+/**
+ * For tests and benches: the sandbox's streams (or a file's), narrowed by `select`. The app itself takes its
+ * streams from the tenant's catalog (shared/catalog/).
+ */
+export function resolveStreams(options: { file?: string; select?: string[] } = {}): StreamDefinition[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { SANDBOX_STREAMS } = require('./sandbox') as typeof import('./sandbox');
+  return selectStreams(options.file ? readStreamsFile(options.file) : [...SANDBOX_STREAMS], options.select);
 }

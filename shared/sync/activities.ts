@@ -13,7 +13,7 @@ import {
   type SyncPlan,
   type RunError,
 } from './orchestration';
-import { beginRun, finishRun, syncStream, type StreamResult } from './run';
+import { beginRun, blockedResult, finishRun, streamsOf, syncStream, type StreamResult } from './run';
 
 /**
  * The sync orchestration's activities (functions/sync-*.ts register them under SYNC's names). Each parses its
@@ -32,35 +32,59 @@ const previousSummary = (app: App, runId: string) =>
 
 /** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams; or why not. */
 export async function syncBeginActivity(app: App, input: unknown): Promise<BeginResult> {
-  const { full, trigger, runId, startedAt } = beginInputSchema.parse(input);
-  let plan: SyncPlan;
+  const { full, fullPass, trigger, runId, startedAt } = beginInputSchema.parse(input);
+  // The run's trace from the start (its catalog's introspection and token are part of it): the unfinished run's
+  // id when there is one, else the new one's.
+  let traceId = runId;
   try {
-    const sync = app.sync();
-    const run = await beginRun(sync.context, { full, runId, startedAt });
-    plan = { ...run, trigger, streams: sync.streams.map((s) => s.name), concurrency: sync.concurrency };
-  } catch (err) {
-    // Named, not thrown: the orchestrator records the run as failed with this code and its action.
-    return { failed: { code: codeOf(err), message: message(err) } };
+    if (!full) traceId = (await app.sync().context.state.readRun(app.sync().context.tenant))?.runId ?? runId;
+  } catch {
+    // the set-up or the state is what fails: begin reports it below, under the new id
   }
-  await app.traced('sync begin', { runId: plan.runId, trigger }, async () => {
-    const sync = app.sync();
-    app.logger.log('info', plan.resumed ? 'sync run resumed' : 'sync run started', {
-      runId: plan.runId,
-      tenant: sync.context.tenant,
-    });
-    // A resumed run keeps why it stopped before (its summary is replaced under the same id).
-    const interruptions = plan.resumed
-      ? interruptionsAfter(await previousSummary(app, plan.runId))
-      : undefined;
-    await app.runs().save(
-      syncSummary(plan, [], {
-        trigger: plan.resumed ? 'resumed' : trigger,
-        sinks: sync.context.sink.description,
-        interruptions,
-      }),
-    );
+  return app.traced('sync begin', { runId: traceId, trigger }, async (): Promise<BeginResult> => {
+    let plan: SyncPlan;
+    try {
+      const sync = app.sync();
+      const run = await beginRun(sync.context, {
+        full,
+        fullPass,
+        runId,
+        startedAt,
+        catalog: () => sync.catalog(app.access().graphql),
+      });
+      plan = {
+        runId: run.runId,
+        startedAt: run.startedAt,
+        full: run.full,
+        ...(run.fullPass ? { fullPass: true } : {}),
+        resumed: run.resumed,
+        trigger,
+        streams: streamsOf(run).map((s) => s.name),
+        concurrency: sync.concurrency,
+      };
+      const sinks = sync.context.sink.description;
+      app.logger.log('info', plan.resumed ? 'sync run resumed' : 'sync run started', {
+        runId: plan.runId,
+        tenant: sync.context.tenant,
+      });
+      // A resumed run keeps why it stopped before (its summary is replaced under the same id).
+      const interruptions = plan.resumed
+        ? interruptionsAfter(await previousSummary(app, plan.runId))
+        : undefined;
+      await app.runs().save(
+        syncSummary(plan, [], {
+          trigger: plan.resumed ? 'resumed' : trigger,
+          sinks,
+          interruptions,
+          schema: run.schema,
+        }),
+      );
+    } catch (err) {
+      // Named, not thrown: the orchestrator records the run as failed with this code and its action.
+      return { failed: { code: codeOf(err), message: message(err) } };
+    }
+    return plan;
   });
-  return plan;
 }
 
 /** One stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
@@ -68,18 +92,23 @@ export async function syncSliceActivity(app: App, input: unknown): Promise<Strea
   const { run, stream } = sliceInputSchema.parse(input);
   return app.traced('sync stream', { runId: run.runId, stream }, async () => {
     const sync = app.sync();
-    const definition = sync.streams.find((s) => s.name === stream);
-    if (!definition)
+    // The streams the run began with, from its record (the catalog may have moved on since).
+    const record = await sync.context.state.readRun(sync.context.tenant);
+    const current = record?.runId === run.runId ? record : undefined;
+    const blocked = current && blockedResult(current, stream);
+    if (blocked) return blocked;
+    const definition = current && streamsOf(current).find((s) => s.name === stream);
+    if (!current || !definition)
       return {
         stream,
         ok: false,
         done: false,
         counts: noCounts(),
-        error: `stream ${stream} is no longer configured`,
-        errorCode: 'config_invalid',
+        error: `stream ${stream} is not in run ${run.runId}'s record`,
+        errorCode: 'unexpected',
       };
     const started = app.clock.now();
-    const result = await syncStream(app.access().graphql, definition, run, sync.context, {
+    const result = await syncStream(app.access().graphql, definition, current, sync.context, {
       deadlineMs: started + SLICE_SECONDS * 1000,
     });
     return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
@@ -100,9 +129,11 @@ async function endRun(
 ): Promise<{ ok: boolean }> {
   // Not from the sync's set-up: a run that failed because that could not be built must still be recorded.
   const tenant = app.config.tenant?.name;
+  const previous = await previousSummary(app, run.runId);
   const summary = syncSummary(run, results, {
     ...options,
-    interruptions: (await previousSummary(app, run.runId))?.interruptions,
+    interruptions: previous?.interruptions,
+    schema: previous?.schema,
   });
   const ok = summary.outcome === 'succeeded';
   // The alert rules in infra/ read these records: their message and fields are part of the contract.

@@ -2,7 +2,7 @@ import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
 import { getPath } from '../graphql/pager';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from './fingerprint';
-import { EntryWriter, forEachEntry, Snapshot } from './snapshot';
+import { EntryWriter, forEachEntry, MAX_ID_BYTES, Snapshot } from './snapshot';
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
@@ -43,22 +43,47 @@ export function changeJson(c: Change): string {
   return `{"changeId":"${c.changeId}","stream":${JSON.stringify(c.stream)},"kind":"${c.kind}","id":${JSON.stringify(c.id)},"record":${json}}`;
 }
 
+/** What the end of a pass does with the records it did not see (shared/sync/passes.ts). */
+export type Unseen =
+  /** Deleted: a complete pass that can be trusted to have seen everything. */
+  | 'delete'
+  /** Deleted when the last pass missed them too; else kept, marked missing once (offset or page, no total). */
+  | 'confirm'
+  /** Kept as they were: an incremental pass (it reads only changes), or one whose collection moved under it. */
+  | 'keep';
+
+export interface ChangeDetectorOptions {
+  /** Inside a record, its key; empty: the record's content is its key. */
+  idPath: string;
+  /** Remember every id of the pass, so one listed twice counts once (offset and page pagination). */
+  repeats?: boolean;
+  /** The record field whose greatest value the pass keeps (an incremental stream's "changed at"). */
+  highWaterField?: string;
+}
+
 /**
  * Compares one pass over a stream with its previous snapshot: new id → created, other hash → updated,
- * absent at the end of a complete pass → deleted. Only `finish()` — called after the last page — yields
- * deletions, so a pass that fails part-way can never delete anything.
+ * absent at the end of a complete pass → deleted (as `Unseen` says). Only `finish()` — called after the last
+ * page — yields deletions, so a pass that fails part-way can never delete anything.
  */
 export class ChangeDetector {
   readonly counts: StreamCounts = noCounts();
+  /** Records listed again in this pass (an offset or page collection that moved while it was read). */
+  repeated = 0;
+  /** The greatest `highWaterField` value seen in this pass, as an ISO date-time. */
+  highWater?: string;
+  private highWaterMs = -Infinity;
   private previous: Snapshot;
   private readonly pageEntries = new EntryWriter();
+  private readonly ids?: IdSet;
 
   constructor(
     readonly stream: string,
     previous: Buffer | undefined,
-    private readonly idPath: string,
+    private readonly options: ChangeDetectorOptions,
   ) {
     this.previous = new Snapshot(previous);
+    if (options.repeats) this.ids = new IdSet();
   }
 
   /** How many records the last complete pass saw: what a progress bar can aim at. */
@@ -66,29 +91,55 @@ export class ChangeDetector {
     return this.previous.count;
   }
 
+  private idOf(record: unknown, json: string): string {
+    if (!this.options.idPath) return contentKey(json);
+    const rawId = getPath(record, this.options.idPath);
+    if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
+      throw new UpstreamError(
+        'upstream_malformed',
+        this.stream,
+        `a ${this.stream} record has no ${this.options.idPath}`,
+      );
+    return String(rawId);
+  }
+
+  private noteHighWater(record: unknown, id: string): void {
+    const field = this.options.highWaterField as string;
+    const value = getPath(record, field);
+    const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+    if (Number.isNaN(ms))
+      throw new UpstreamError(
+        'upstream_malformed',
+        this.stream,
+        `${this.stream} record ${JSON.stringify(id)}: ${field} is not a date-time, so the stream cannot be read incrementally (its incremental.field)`,
+      );
+    if (ms > this.highWaterMs) {
+      this.highWaterMs = ms;
+      this.highWater = new Date(ms).toISOString();
+    }
+  }
+
   /** The changes in one page of records (unchanged ones produce nothing). */
   page(records: unknown[]): Change[] {
     const out: Change[] = [];
     for (const record of records) {
-      const rawId = getPath(record, this.idPath);
-      if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
-        throw new UpstreamError(
-          'upstream_malformed',
-          this.stream,
-          `a ${this.stream} record has no ${this.idPath}`,
-        );
-      const id = String(rawId);
-      const idBytes = Buffer.from(id);
-      if (idBytes.length > 0xffff)
-        throw new UpstreamError(
-          'upstream_malformed',
-          this.stream,
-          `a ${this.stream} id is longer than 64 KiB`,
-        );
       const json = recordJson(record);
+      const id = this.idOf(record, json);
+      const idBytes = Buffer.from(id);
+      if (idBytes.length > MAX_ID_BYTES)
+        throw new UpstreamError(
+          'upstream_malformed',
+          this.stream,
+          `a ${this.stream} id is longer than 32 KiB`,
+        );
+      if (this.options.highWaterField) this.noteHighWater(record, id);
       const hash = fingerprint(this.stream, id, json);
-      this.counts.read++;
       const i = this.previous.find(idBytes);
+      if (this.ids && !this.ids.add(idBytes)) {
+        this.repeated++;
+        continue; // listed again in this pass (the collection moved under the offsets): counted once
+      }
+      this.counts.read++;
       if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
       this.pageEntries.add(idBytes, hash);
       if (i < 0) {
@@ -108,28 +159,115 @@ export class ChangeDetector {
   }
 
   /**
-   * Carries on from a checkpoint: the counts so far, and the entries already seen in this pass (streamed from
-   * the checkpoint log), so records seen before the resume are not reported as deleted.
+   * Carries on from a checkpoint: the counts and high-water mark so far, and the entries already seen in this
+   * pass (streamed from the checkpoint log), so records seen before the resume are not reported as deleted.
    */
-  async resume(counts: StreamCounts, seen: AsyncIterable<Buffer>): Promise<void> {
+  async resume(
+    progress: { counts: StreamCounts; repeated?: number; highWater?: string },
+    seen: AsyncIterable<Buffer>,
+  ): Promise<void> {
     for await (const entries of seen)
       forEachEntry(entries, (id) => {
+        this.ids?.add(id);
         const i = this.previous.find(id);
         if (i >= 0) this.previous.mark(i);
       });
-    Object.assign(this.counts, counts);
+    Object.assign(this.counts, progress.counts);
+    this.repeated = progress.repeated ?? 0;
+    if (progress.highWater) {
+      this.highWater = progress.highWater;
+      this.highWaterMs = Date.parse(progress.highWater);
+    }
   }
 
-  /** After the last page: the deletions. (The next snapshot is the pass's checkpoint log: see `logEntries`.) */
-  finish(): Change[] {
+  /** After the last page: the deletions, as `unseen` says. The entries kept come from `kept()`. */
+  finish(unseen: Unseen): Change[] {
     const deletions: Change[] = [];
-    for (const i of this.previous.unmarked()) {
-      const id = this.previous.idAt(i);
-      deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
-    }
+    if (unseen !== 'keep')
+      for (const i of this.previous.unmarked()) {
+        if (unseen === 'confirm' && !this.previous.missingAt(i)) continue;
+        const id = this.previous.idAt(i);
+        deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
+      }
     this.counts.deleted = deletions.length;
-    // Not needed any more: free for the collector before the pass reads its log back to store the next one.
-    this.previous = new Snapshot();
+    this.unseen = unseen;
+    if (unseen === 'delete') this.previous = new Snapshot(); // nothing of it is kept: free it now
     return deletions;
   }
+
+  private unseen: Unseen = 'delete';
+
+  /**
+   * The previous snapshot's entries this pass did not see and did not delete, for the next snapshot after the
+   * pass's own: every one when kept, each marked missing once when waiting to be confirmed. Then lets it go.
+   */
+  async *kept(): AsyncGenerator<Buffer> {
+    const previous = this.previous;
+    this.previous = new Snapshot();
+    if (this.unseen === 'delete') return;
+    const chunk: Buffer[] = [];
+    let size = 0;
+    for (const i of previous.unmarked()) {
+      if (this.unseen === 'confirm' && previous.missingAt(i)) continue; // deleted
+      const entry = previous.entryAt(i, this.unseen === 'confirm' ? true : previous.missingAt(i));
+      chunk.push(entry);
+      size += entry.length;
+      if (size >= 1 << 20) {
+        yield Buffer.concat(chunk, size);
+        chunk.length = 0;
+        size = 0;
+      }
+    }
+    if (size) yield Buffer.concat(chunk, size);
+  }
+}
+
+/** A record without a key is known by its content: 128 bits of sha256 over its JSON, as hex. */
+const contentKey = (json: string): string => changeIdOf(fingerprint('', '', json));
+
+/**
+ * The ids of one pass, as two 32-bit hashes each in an open-addressing table: 8 bytes a record at most half full,
+ * where a Set of strings costs ten times that. Two different ids sharing both hashes (one chance in 2^64 a pair)
+ * would count as one.
+ */
+class IdSet {
+  private table = new Uint32Array(2 * 1024);
+  private size = 0;
+
+  add(id: Buffer): boolean {
+    if ((this.size + 1) * 2 > this.table.length / 2) this.grow();
+    return this.insert(this.table, hash32(id, 0x811c9dc5) || 1, hash32(id, 0x01000193));
+  }
+
+  private insert(table: Uint32Array, a: number, b: number): boolean {
+    const slots = table.length / 2;
+    for (let slot = a & (slots - 1); ; slot = (slot + 1) & (slots - 1)) {
+      const ta = table[2 * slot];
+      if (ta === 0) {
+        table[2 * slot] = a;
+        table[2 * slot + 1] = b;
+        if (table === this.table) this.size++;
+        return true;
+      }
+      if (ta === a && table[2 * slot + 1] === b) return false;
+    }
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Uint32Array(old.length * 2);
+    for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.insert(this.table, old[i], old[i + 1]);
+  }
+}
+
+function hash32(b: Buffer, seed: number): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < b.length; i++) {
+    h ^= b[i];
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h >>> 0;
 }

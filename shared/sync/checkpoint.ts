@@ -11,7 +11,17 @@ const counts = streamCountsSchema;
 
 const recordSchema = z.discriminatedUnion('kind', [
   /** The pass began against the stored snapshot with this digest. */
-  z.object({ kind: z.literal('start'), runId: z.string(), previousDigest: z.string(), full: z.boolean() }),
+  z.object({
+    kind: z.literal('start'),
+    runId: z.string(),
+    /** The stream definition the pass reads with (shared/sync/passes.ts). */
+    catalog: z.string().optional(),
+    previousDigest: z.string(),
+    full: z.boolean(),
+    /** Full or incremental (logs written before there were incremental passes: full), and from when. */
+    pass: z.enum(['full', 'incremental']).default('full'),
+    since: z.string().optional(),
+  }),
   /** A page was delivered: where to carry on, and whether the listing ended with it. */
   z.object({
     kind: z.literal('page'),
@@ -20,6 +30,10 @@ const recordSchema = z.discriminatedUnion('kind', [
     last: z.boolean(),
     changed: z.boolean(),
     counts,
+    /** The listing so far: records listed again, the totals the pages reported, the greatest "changed at". */
+    repeated: z.number().optional(),
+    total: z.object({ min: z.number(), max: z.number() }).optional(),
+    highWater: z.string().optional(),
   }),
   /** Deletions delivered; the sink's file and the snapshot are being written. */
   z.object({ kind: z.literal('sealing'), counts, changedPages: z.array(z.number()) }),
@@ -28,7 +42,10 @@ const recordSchema = z.discriminatedUnion('kind', [
 ]);
 export type CheckpointRecord = z.infer<typeof recordSchema>;
 
-export function encodeRecord(record: CheckpointRecord, entries: Buffer = Buffer.alloc(0)): Buffer {
+export function encodeRecord(
+  record: z.input<typeof recordSchema>,
+  entries: Buffer = Buffer.alloc(0),
+): Buffer {
   const json = Buffer.from(JSON.stringify(record));
   const head = Buffer.alloc(8);
   head.writeUInt32BE(4 + json.length + entries.length, 0);
@@ -38,8 +55,14 @@ export function encodeRecord(record: CheckpointRecord, entries: Buffer = Buffer.
 
 export interface Checkpoint {
   runId: string;
+  catalog?: string;
   previousDigest: string;
   full: boolean;
+  pass: 'full' | 'incremental';
+  since?: string;
+  repeated?: number;
+  total?: { min: number; max: number };
+  highWater?: string;
   /** The last page delivered (0: none yet), its cursor, and whether it was the listing's last. */
   page: number;
   cursor: string | null;
@@ -101,8 +124,11 @@ export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Chec
       if (record.kind !== 'start') return undefined;
       cp = {
         runId: record.runId,
+        ...(record.catalog ? { catalog: record.catalog } : {}),
         previousDigest: record.previousDigest,
         full: record.full,
+        pass: record.pass,
+        ...(record.since ? { since: record.since } : {}),
         page: 0,
         cursor: null,
         listingDone: false,
@@ -112,6 +138,9 @@ export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Chec
     } else if (record.kind === 'page') {
       Object.assign(cp, { page: record.page, cursor: record.cursor, listingDone: record.last });
       cp.counts = record.counts;
+      cp.repeated = record.repeated;
+      cp.total = record.total;
+      cp.highWater = record.highWater;
       if (record.changed) cp.changedPages.push(record.page);
     } else if (record.kind === 'sealing') cp.sealing = record;
     else if (record.kind === 'done') cp.done = record;

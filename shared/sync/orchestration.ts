@@ -22,7 +22,12 @@ export const SLICE_SECONDS = 240;
 export const triggerSchema = z.enum(['schedule', 'manual']);
 
 export const runInputSchema = z
-  .object({ full: z.boolean().default(false), trigger: triggerSchema.default('schedule') })
+  .object({
+    full: z.boolean().default(false),
+    /** Every stream reads everything this run, on its state (incremental ones included). */
+    fullPass: z.boolean().default(false),
+    trigger: triggerSchema.default('schedule'),
+  })
   .strict();
 
 /** What the orchestrator hands `begin`: its input, and the id and start a new run gets (a resumed one keeps its own). */
@@ -30,7 +35,12 @@ export const beginInputSchema = runInputSchema
   .extend({ runId: z.string().min(1).max(100), startedAt: z.iso.datetime() })
   .strict();
 
-const runRecord = z.object({ runId: z.string().min(1), startedAt: z.string(), full: z.boolean() });
+const runRecord = z.object({
+  runId: z.string().min(1),
+  startedAt: z.string(),
+  full: z.boolean(),
+  fullPass: z.boolean().optional(),
+});
 
 /** Why a run failed as a whole, as an activity reports it (it never throws what it can name). */
 const runError = z.object({ code: z.string(), message: z.string() });
@@ -57,6 +67,7 @@ const streamResult = z.object({
   error: z.string().optional(),
   errorCode: z.string().optional(),
   durationMs: z.number().int().min(0).optional(),
+  pass: z.enum(['full', 'incremental']).optional(),
 });
 export const finishInputSchema = z
   .object({
@@ -127,7 +138,7 @@ export function* syncOrchestrator(
   context: OrchestrationContext,
 ): Generator<Task, SyncStatus | { state: 'failed'; runId: string; error: string }, unknown> {
   const startedAt = context.df.currentUtcDateTime.toISOString();
-  let run = {
+  let run: z.infer<typeof runRecord> = {
     runId: newRunId(startedAt, context.df.newGuid(`${context.df.instanceId}@${startedAt}`)),
     startedAt,
     full: false,
@@ -146,7 +157,12 @@ export function* syncOrchestrator(
     })) as BeginResult;
     if ('failed' in begun) throw new RunFailed(begun.failed);
     plan = begun;
-    run = { runId: plan.runId, startedAt: plan.startedAt, full: plan.full };
+    run = {
+      runId: plan.runId,
+      startedAt: plan.startedAt,
+      full: plan.full,
+      ...(plan.fullPass ? { fullPass: true } : {}),
+    };
     if (plan.resumed) trigger = 'resumed';
     let pending = [...plan.streams];
     while (pending.length) {

@@ -1,15 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
-import { bounded, codeOf } from '../errors';
+import { bounded, codeOf, GraphqlErrors } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { silentLogger, type Logger } from '../log';
-import type { StreamDefinition } from '../streams';
+import type { RunCatalog } from '../catalog';
+import { removedFromErrors } from '../catalog/drift';
+import { parseStreams, type StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
 import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
 import { inSpan, setFields } from '../telemetry';
+import {
+  catalogDigest,
+  DEFAULT_PASS_POLICY,
+  passFor,
+  unseenFor,
+  widen,
+  type PassKind,
+  type PassPolicy,
+} from './passes';
 import { prefetch } from './prefetch';
+import { readSnapshotFile, snapshotHeader, type SnapshotMeta } from './snapshot';
 import type { ChangeSink, RunManifest, WriteOutcome } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
 
@@ -20,6 +32,8 @@ export interface SyncContext {
   clock?: Clock;
   logger?: Logger;
   abortSignal?: AbortSignal;
+  /** How often incremental streams get a full pass, and their overlap (default: DEFAULT_PASS_POLICY). */
+  passes?: PassPolicy;
   /** After each page; `expected` is the record count of the last complete pass (0: unknown). */
   onPage?: (stream: string, counts: StreamCounts, expected: number) => void;
 }
@@ -34,6 +48,8 @@ export interface StreamResult {
   errorCode?: string;
   /** Time this stream's slices took, summed by the orchestrator (for run history). */
   durationMs?: number;
+  /** Whether the pass read everything or only what changed (shared/sync/passes.ts). */
+  pass?: PassKind;
 }
 
 /** Adds what a sink set aside (SYNC_REJECTED_RECORDS=quarantine) to the stream's counts. */
@@ -56,31 +72,94 @@ async function readLog(
   return log;
 }
 
+/** A run's catalog: what it reads, what it cannot, and what it found about the tenant's schema. */
+export type CatalogSource = StreamDefinition[] | (() => Promise<RunCatalog>);
+
+const fixedCatalog = (streams: StreamDefinition[]): RunCatalog => ({
+  streams,
+  source: 'file',
+  introspection: true,
+  blocked: {},
+  added: {},
+  changes: [],
+});
+
+const catalogFields = (c: RunCatalog): Partial<SyncRunRecord> => ({
+  streams: c.streams,
+  ...(Object.keys(c.blocked).length ? { blocked: c.blocked } : {}),
+  schema: {
+    ...(Object.keys(c.added).length ? { added: c.added } : {}),
+    ...(c.changes.length ? { changes: c.changes } : {}),
+    introspection: c.introspection,
+  },
+});
+
 /**
- * The run to work on: the unfinished one if there is one (it resumes under its own id), else a new one.
- * `full` starts a new run that ignores every snapshot.
+ * The run to work on: the unfinished one if there is one (it resumes under its own id, with the streams it began
+ * with), else a new one with the catalog's streams as they are now. `full` starts a new run that ignores every
+ * snapshot.
  */
 export async function beginRun(
   ctx: SyncContext,
-  options: { full?: boolean; runId?: string; startedAt?: string } = {},
+  options: {
+    full?: boolean;
+    fullPass?: boolean;
+    runId?: string;
+    startedAt?: string;
+    catalog: CatalogSource;
+  },
 ): Promise<SyncRunRecord & { resumed: boolean }> {
+  const catalog = async () =>
+    typeof options.catalog === 'function' ? options.catalog() : fixedCatalog(options.catalog);
   const existing = options.full ? undefined : await ctx.state.readRun(ctx.tenant);
-  if (existing) return { ...existing, resumed: true };
+  if (existing) {
+    // The run's streams, each as the catalog has it now: a stream whose definition changed since (the file edited,
+    // a schema change adopted) or that is no longer blocked starts its pass over with it; the rest carry on.
+    const now = await catalog();
+    const byName = new Map(now.streams.map((s) => [s.name, s]));
+    const before = existing.streams ? streamsOf(existing) : now.streams;
+    const streams = before.map((s) => byName.get(s.name) ?? s);
+    const names = new Set(streams.map((s) => s.name));
+    const { blocked: _before, ...rest } = existing;
+    const run: SyncRunRecord = {
+      ...rest,
+      ...catalogFields({
+        ...now,
+        streams,
+        blocked: Object.fromEntries(Object.entries(now.blocked).filter(([n]) => names.has(n))),
+      }),
+    };
+    await ctx.state.writeRun(ctx.tenant, run);
+    return { ...run, resumed: true };
+  }
   const startedAt = options.startedAt ?? new Date((ctx.clock ?? systemClock).now()).toISOString();
   const run: SyncRunRecord = {
     runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
     startedAt,
     full: Boolean(options.full),
+    ...(options.fullPass ? { fullPass: true } : {}),
+    ...catalogFields(await catalog()),
   };
   await ctx.state.writeRun(ctx.tenant, run);
   return { ...run, resumed: false };
 }
 
+/** The streams a run reads, as it recorded them when it began. */
+export function streamsOf(run: SyncRunRecord): StreamDefinition[] {
+  return run.streams ? parseStreams({ streams: run.streams }, `run ${run.runId}'s streams`) : [];
+}
+
+/** A stream the run cannot read: failed at once with why (the tenant's schema moved under it). */
+export function blockedResult(run: SyncRunRecord, stream: string): StreamResult | undefined {
+  const b = run.blocked?.[stream];
+  return b && { stream, ok: false, done: false, counts: noCounts(), error: b.message, errorCode: b.code };
+}
+
 /**
  * One stream's pass, or a slice of it until `deadlineMs`: page by page (the next page is fetched while this
  * one is written), each page's changes written to the sink and then checkpointed, so a pass that dies
- * resumes after its last delivered page. Deletions only at the end of a complete pass. Any failure leaves
- * the stored snapshot as it was.
+ * resumes after its last delivered page. Deletions only at the end of a complete pass (and only what that pass
+ * may conclude: shared/sync/passes.ts). Any failure leaves the stored snapshot as it was.
  */
 export async function syncStream(
   graphql: TenantGraphqlClient,
@@ -94,30 +173,49 @@ export async function syncStream(
   const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   let detector: ChangeDetector | undefined;
+  let pass: PassKind | undefined;
   try {
     let stored = await state.readSnapshot(tenant, name);
     const digest = snapshotDigest(stored);
     const log = await state.readCheckpoint(tenant, name);
     let cp = log && (await decodeCheckpoint(log));
     if (cp && cp.runId !== run.runId) cp = undefined; // an older run's leftovers: this pass starts afresh
-    if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts };
+    // Begun with another definition of the stream (changed since): the pass starts over with this one.
+    if (cp && !cp.done && !cp.sealing && cp.catalog && cp.catalog !== catalogDigest(stream)) cp = undefined;
+    if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts, pass: cp.pass };
     if (cp?.sealing && cp.previousDigest !== digest) {
       // Died after storing the new snapshot: only the sink's seal and the done mark are left.
       const counts = { ...cp.sealing.counts };
       setAside(counts, await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, counts));
       await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts }));
-      return { stream: name, ok: true, done: true, counts };
+      return { stream: name, ok: true, done: true, counts, pass: cp.pass };
     }
     const full = cp?.full ?? run.full;
-    const d = new ChangeDetector(name, full ? undefined : stored, stream.idPath);
-    stored = undefined; // the detector's from here on, which lets it go after the last page
-    detector = d;
+    const previous = readSnapshotFile(full ? undefined : stored);
+    stored = undefined;
+    const chosen = cp
+      ? cp.pass === 'incremental' && cp.since
+        ? { pass: 'incremental' as const, since: cp.since }
+        : { pass: 'full' as const }
+      : passFor(stream, previous, {
+          nowMs: clock.now(),
+          policy: ctx.passes ?? DEFAULT_PASS_POLICY,
+          forceFull: run.fullPass,
+        });
+    pass = chosen.pass;
+    const d = new ChangeDetector(name, previous.entries, {
+      idPath: stream.idPath,
+      repeats: stream.pagination === 'offset' || stream.pagination === 'page',
+      highWaterField: stream.incremental?.field,
+    });
+    detector = d; // the previous entries are the detector's from here on, which lets them go when done
     let page = 0;
     let cursor: string | null = null;
     let listingDone = false;
+    let total = cp?.total;
     const changedPages: number[] = [];
     if (cp) {
-      await d.resume(cp.counts, logEntries(await readLog(state, tenant, name)));
+      await d.resume(cp, logEntries(await readLog(state, tenant, name)));
       ({ page, cursor, listingDone } = cp);
       changedPages.push(...cp.changedPages);
       logger.log('info', 'sync stream resumed from checkpoint', { stream: name, pages: page });
@@ -125,16 +223,27 @@ export async function syncStream(
       await state.appendCheckpoint(
         tenant,
         name,
-        encodeRecord({ kind: 'start', runId: run.runId, previousDigest: digest, full }),
+        encodeRecord({
+          kind: 'start',
+          runId: run.runId,
+          catalog: catalogDigest(stream),
+          previousDigest: digest,
+          full,
+          pass: chosen.pass,
+          ...(chosen.pass === 'incremental' ? { since: chosen.since } : {}),
+        }),
         { create: true },
       );
     }
     if (!listingDone) {
       const pages: AsyncIterable<Page> = prefetch(
-        paginate(graphql, stream.document, stream.paths, {
+        paginate(graphql, stream, {
           pageSize: stream.pageSize,
           startCursor: cursor,
           abortSignal: ctx.abortSignal,
+          ...(chosen.pass === 'incremental' && stream.incremental
+            ? { variables: { [stream.incremental.variable]: chosen.since } }
+            : {}),
         }),
       );
       for await (const p of pages) {
@@ -144,6 +253,7 @@ export async function syncStream(
           { runId: run.runId, stream: name, page, records: p.records.length },
           async (span) => {
             const changes = d.page(p.records);
+            total = widen(total, p.total);
             setFields(span, { count: changes.length });
             if (changes.length) {
               const written = await sink.write(
@@ -160,16 +270,26 @@ export async function syncStream(
               last: !p.hasNextPage,
               changed: changes.length > 0,
               counts: { ...d.counts },
+              ...(d.repeated ? { repeated: d.repeated } : {}),
+              ...(total ? { total } : {}),
+              ...(d.highWater ? { highWater: d.highWater } : {}),
             };
             await state.appendCheckpoint(tenant, name, encodeRecord(record, d.takePageEntries()));
           },
         );
         ctx.onPage?.(name, d.counts, d.expected);
         if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs)
-          return { stream: name, ok: true, done: false, counts: { ...d.counts } };
+          return { stream: name, ok: true, done: false, counts: { ...d.counts }, pass };
       }
     }
-    const deletions = d.finish();
+    const unseen = unseenFor(stream, chosen.pass, { repeated: d.repeated, total, read: d.counts.read });
+    if (d.repeated || unseen === 'keep' || unseen === 'confirm')
+      logger.log('info', 'sync stream deletions deferred', {
+        stream: name,
+        reason: chosen.pass === 'incremental' ? 'incremental' : unseen === 'confirm' ? 'confirm' : 'moved',
+        count: d.repeated,
+      });
+    const deletions = d.finish(unseen);
     if (deletions.length) {
       // The page after the last listed one: the same number on every retry, so the sink replaces it.
       setAside(
@@ -187,17 +307,66 @@ export async function syncStream(
       encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
     );
     setAside(d.counts, await sink.endStream(tenant, run.runId, name, changedPages, d.counts));
-    // The next snapshot is every page's entries, read back from the log: never held in memory.
-    await state.writeSnapshot(tenant, name, logEntries(await readLog(state, tenant, name)));
+    // The next snapshot: a header, every page's entries read back from the log, then the previous entries the
+    // pass keeps — streamed, never held whole.
+    const meta: SnapshotMeta = {
+      catalog: catalogDigest(stream),
+      ...(stream.incremental
+        ? {
+            highWater: latest(
+              d.highWater,
+              chosen.pass === 'incremental' ? previous.meta.highWater : undefined,
+            ),
+            fullPassAt:
+              chosen.pass === 'full'
+                ? new Date(Date.parse(run.startedAt) || clock.now()).toISOString()
+                : previous.meta.fullPassAt,
+          }
+        : {}),
+    };
+    const log2 = await readLog(state, tenant, name);
+    await state.writeSnapshot(
+      tenant,
+      name,
+      (async function* () {
+        yield snapshotHeader(meta);
+        yield* logEntries(log2);
+        yield* d.kept();
+      })(),
+    );
     await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
-    return { stream: name, ok: true, done: true, counts: { ...d.counts } };
+    return { stream: name, ok: true, done: true, counts: { ...d.counts }, pass };
   } catch (err) {
     const counts = detector ? { ...detector.counts } : noCounts();
-    const failure = describe(err);
+    const failure = driftFailure(stream, err) ?? describe(err);
     logger.log('warn', 'sync stream failed', { stream: name, code: failure.errorCode });
-    return { stream: name, ok: false, done: false, counts, ...failure };
+    return { stream: name, ok: false, done: false, counts, ...failure, ...(pass ? { pass } : {}) };
   }
 }
+
+/**
+ * A first page refused because the document asks for a field the tenant no longer has (what drift looks like when
+ * the tenant refuses introspection): said as schema drift, naming the field.
+ */
+function driftFailure(stream: StreamDefinition, err: unknown) {
+  if (!(err instanceof GraphqlErrors)) return undefined;
+  const gone = removedFromErrors(err.errors.map((e) => e.message));
+  if (!gone.length) return undefined;
+  return {
+    error: bounded(
+      `stream ${stream.name}: the tenant's schema changed under it — ${gone
+        .map((g) => `${g.type} no longer has ${g.field}`)
+        .join(
+          ', ',
+        )}. Run \`tenant-integrations discover\` (or edit SYNC_STREAMS_FILE), or set SYNC_SCHEMA_CHANGES=propagate.`,
+    ),
+    errorCode: 'schema_drift' as const,
+  };
+}
+
+/** The later of two ISO date-times (either may be missing). */
+const latest = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined ? a : Date.parse(a) >= Date.parse(b) ? a : b;
 
 /**
  * Ends a run: the manifest to the sinks; when every stream completed, the checkpoints and the run record are
@@ -241,18 +410,26 @@ export async function finishRun(
 /** A whole run in one process (the CLI): streams in parallel, at most `concurrency` at once. */
 export async function syncAll(
   graphql: TenantGraphqlClient,
-  streams: StreamDefinition[],
-  ctx: SyncContext & { full?: boolean; concurrency?: number },
-): Promise<{ runId: string; resumed: boolean; ok: boolean; durationMs: number; streams: StreamResult[] }> {
+  catalog: CatalogSource,
+  ctx: SyncContext & { full?: boolean; fullPass?: boolean; concurrency?: number },
+): Promise<{
+  runId: string;
+  resumed: boolean;
+  ok: boolean;
+  durationMs: number;
+  streams: StreamResult[];
+  schema?: SyncRunRecord['schema'];
+}> {
   const clock = ctx.clock ?? systemClock;
   const started = clock.now();
-  const run = await beginRun(ctx, { full: ctx.full });
+  const run = await beginRun(ctx, { full: ctx.full, fullPass: ctx.fullPass, catalog });
+  const streams = streamsOf(run);
   const results: StreamResult[] = new Array(streams.length);
   let next = 0;
   const worker = async () => {
     while (next < streams.length) {
       const i = next++;
-      results[i] = await syncStream(graphql, streams[i], run, ctx);
+      results[i] = blockedResult(run, streams[i].name) ?? (await syncStream(graphql, streams[i], run, ctx));
     }
   };
   await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? 3, streams.length) }, worker));
@@ -263,5 +440,6 @@ export async function syncAll(
     ok: manifest.ok,
     durationMs: clock.now() - started,
     streams: results,
+    ...(run.schema ? { schema: run.schema } : {}),
   };
 }

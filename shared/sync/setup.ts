@@ -1,63 +1,59 @@
-import { dirname, join } from 'node:path';
 import type { AccessLayer } from '../access';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
 import { createSink, tracedSink } from '../sinks';
-import { blobService } from '../state/blob-service';
-import { resolveStreams, type StreamDefinition } from '../streams';
+import { runCatalog, type RunCatalog } from '../catalog';
+import { systemClock } from '../clock';
+import type { TenantGraphqlClient } from '../graphql/client';
 import type { SyncContext } from './run';
-import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from './state';
+import { syncStateStore } from './state-store';
+
+export { syncStateStore } from './state-store';
 
 export interface SyncSetup {
-  streams: StreamDefinition[];
   /** Tenant, state, sinks, clock and logger: what every sync step is given. */
   context: SyncContext;
+  /** A new run's streams: the tenant's catalog held against its schema now (shared/catalog/). */
+  catalog: (graphql: TenantGraphqlClient) => Promise<RunCatalog>;
   /** Streams read at once. */
   concurrency: number;
 }
 
 export const SYNC_CONCURRENCY = 3;
 
-const stores = new WeakMap<AppConfig, SyncStateStore>();
-
 /**
- * Where the sync keeps its state: Blob Storage when there is storage, else a folder beside the secrets file. One
- * per configuration (the starters and the sync share it), built without reading streams or sinks: a bad streams
- * file must fail the run that reads it, not the start.
- */
-export function syncStateStore(config: AppConfig): SyncStateStore {
-  let store = stores.get(config);
-  if (!store) {
-    const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
-    store = hasStorage
-      ? new BlobSyncStateStore(blobService(config))
-      : new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state'));
-    stores.set(config, store);
-  }
-  return store;
-}
-
-/**
- * The sync's parts from configuration: streams (defaults + SYNC_STREAMS_FILE, narrowed by SYNC_STREAMS),
- * state in Blob Storage when there is storage (a folder beside the secrets file otherwise), and SYNC_SINKS
- * (already checked when the configuration was read). Any bad setting fails here, naming it.
+ * The sync's parts from configuration: its catalog (SYNC_STREAMS_FILE, else the stored or discovered one,
+ * narrowed by SYNC_STREAMS), state in Blob Storage when there is storage (a folder beside the secrets file
+ * otherwise), and SYNC_SINKS (already checked when the configuration was read). Any bad setting fails here, naming it.
  */
 export function syncSetup(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant'>,
   options: { clock?: Clock; logger?: Logger } = {},
 ): SyncSetup {
+  const state = syncStateStore(config);
   return {
-    streams: resolveStreams({ file: config.syncStreamsFile, select: config.syncStreams }),
+    catalog: (graphql) =>
+      runCatalog({
+        graphql,
+        state,
+        tenant: access.tenant.name,
+        streamsFile: config.syncStreamsFile,
+        select: config.syncStreams,
+        schemaChanges: config.schemaChanges,
+        now: () => (options.clock ?? systemClock).now(),
+        logger: options.logger,
+      }),
     context: {
       tenant: access.tenant.name,
-      state: syncStateStore(config),
+      state,
       sink: tracedSink(
         createSink(config.syncSinks, { config, secrets: access.secrets, clock: options.clock }),
       ),
       clock: options.clock,
       logger: options.logger,
+      passes: config.passes,
     },
     concurrency: SYNC_CONCURRENCY,
   };

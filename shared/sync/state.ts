@@ -5,13 +5,23 @@ import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
+import { schemaFindingsSchema } from '../runs/history';
 import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
 export const syncRunRecordSchema = z.object({
   runId: z.string().min(1),
   startedAt: z.string(),
+  /** Start over: every snapshot ignored (`sync --full`). */
   full: z.boolean(),
+  /** Every stream gets a full pass, on its snapshot (`sync --full-pass`). */
+  fullPass: z.boolean().optional(),
+  /** The run's streams as its catalog had them when it began: a resumed run reads with the same ones. */
+  streams: z.array(z.unknown()).optional(),
+  /** Streams the run cannot read (the tenant's schema moved under them), with why. */
+  blocked: z.record(z.string(), z.object({ code: z.string(), message: z.string() })).optional(),
+  /** What the run found about the tenant's schema (shared/catalog/): fields not synced, changes adopted. */
+  schema: schemaFindingsSchema.optional(),
 });
 export type SyncRunRecord = z.infer<typeof syncRunRecordSchema>;
 
@@ -36,6 +46,9 @@ export interface SyncStateStore {
   clearCheckpoint(tenant: string, stream: string): Promise<void>;
   readRun(tenant: string): Promise<SyncRunRecord | undefined>;
   writeRun(tenant: string, run: SyncRunRecord | undefined): Promise<void>;
+  /** The tenant's stored catalog (shared/catalog/), as JSON text; undefined before the first discovery. */
+  readCatalog(tenant: string): Promise<string | undefined>;
+  writeCatalog(tenant: string, json: string): Promise<void>;
   /**
    * Runs `work` unless another caller is running it for this tenant right now (then `{ ran: false }` at once):
    * starting a run is check-then-start, and two starters must not both see "none running".
@@ -159,6 +172,14 @@ export class FileSyncStateStore implements SyncStateStore {
     else await rm(path, { force: true });
   }
 
+  async readCatalog(tenant: string) {
+    return (await this.read(this.path(tenant, 'catalog.json')))?.toString('utf8');
+  }
+
+  async writeCatalog(tenant: string, json: string) {
+    await this.replace(this.path(tenant, 'catalog.json'), json);
+  }
+
   // One process uses a folder (the CLI, a test): a set of tenants being started is enough.
   async exclusively<T>(tenant: string, work: () => Promise<T>): Promise<Exclusive<T>> {
     if (this.starting.has(tenant)) return { ran: false };
@@ -250,6 +271,17 @@ export class BlobSyncStateStore implements SyncStateStore {
     }
     const text = JSON.stringify(run);
     await blob.upload(text, Buffer.byteLength(text));
+  }
+
+  async readCatalog(tenant: string) {
+    return (await this.download(this.name(tenant, 'catalog.json')))?.toString('utf8');
+  }
+
+  async writeCatalog(tenant: string, json: string) {
+    const blob = (await this.container()).getBlockBlobClient(this.name(tenant, 'catalog.json'));
+    await blob.upload(json, Buffer.byteLength(json), {
+      blobHTTPHeaders: { blobContentType: 'application/json' },
+    });
   }
 
   // Every instance of the app shares the container: a lease on `{tenant}/start.lock` is held by one at a time.

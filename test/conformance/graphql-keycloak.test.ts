@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccessLayer } from '../../shared/access';
 import { loadConfig } from '../../shared/config';
+import { streamSchema, type StreamDefinition } from '../../shared/streams';
 import { paginate } from '../../shared/graphql/pager';
 import { RequestRefused } from '../../shared/errors';
 import { LocalFileSecretStore } from '../../shared/secrets';
@@ -44,19 +45,18 @@ it('reads every page with the M2M token; the API verifies it against Keycloak an
   const who = await a.graphql.request('query Who { whoami }', { schema: z.object({ whoami: z.string() }) });
   expect(who.whoami).toBe('service-account-demo-sync');
   const ids: string[] = [];
-  for await (const page of paginate(
-    a.graphql,
-    'query Controls($first: Int, $after: String) { controls(first: $first, after: $after) { edges { node { id status } } pageInfo { hasNextPage endCursor } } }',
-    {
+  const stream = streamSchema.parse({
+    name: 'controls',
+    document:
+      'query Controls($first: Int, $after: String) { controls(first: $first, after: $after) { edges { node { id status } } pageInfo { hasNextPage endCursor } } }',
+    paths: {
       records: 'controls.edges',
       node: 'node',
       hasNextPage: 'controls.pageInfo.hasNextPage',
       endCursor: 'controls.pageInfo.endCursor',
-      pageSizeVariable: 'first',
-      cursorVariable: 'after',
     },
-    { pageSize: 10 },
-  ))
+  }) as StreamDefinition;
+  for await (const page of paginate(a.graphql, stream, { pageSize: 10 }))
     ids.push(...page.records.map((r) => (r as { id: string }).id));
   expect(ids).toHaveLength(25);
   expect(new Set(ids).size).toBe(25);

@@ -43,7 +43,14 @@ it('10 000 concurrent token requests in one process make one call to the identit
 it('200 concurrent POST /api/exports: only 202 or 429, never more running than the cap, every 202 reachable', async () => {
   const stack = await stackFixture({ sandbox: { records: 20 }, env: { EXPORTS_MAX_CONCURRENT: '2' } });
   try {
-    // Slow pages, so no export ends (and frees its slot) while the burst is under way.
+    // The first request reads (discovers) the tenant's catalog; the burst then meets slow pages, so no export
+    // ends (and frees its slot) while it is under way.
+    const warm = await stack.json(
+      'exports',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"streams":["nope"]}' },
+      stack.keys.function,
+    );
+    expect(warm.status).toBe(400);
     await stack.sb.hook('faults', { route: 'graphql', delayMs: 1500, count: 4 });
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>

@@ -12,7 +12,7 @@ export async function sourceRecords(
   const def = resolveStreams({}).find((s) => s.name === stream);
   if (!def) throw new Error(`no stream ${stream}`);
   const out = new Map<string, unknown>();
-  for await (const page of paginate(access.graphql, def.document, def.paths, { pageSize: 100 }))
+  for await (const page of paginate(access.graphql, def, { pageSize: 100 }))
     for (const r of page.records) out.set(String(getPath(r, def.idPath)), r);
   return out;
 }

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { GraphqlErrors, RequestRefused, UpstreamError } from '../../shared/errors';
 import { TenantGraphqlClient, type TokenSource } from '../../shared/graphql/client';
-import { paginate, type ConnectionPaths } from '../../shared/graphql/pager';
+import { paginate } from '../../shared/graphql/pager';
+import { streamSchema, type StreamDefinition } from '../../shared/streams';
 import { accessFixture } from '../helpers/access';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 
@@ -18,14 +19,16 @@ beforeEach(() => sb.hook('reset'));
 const stats = async () => (await sb.hook('stats')).body;
 const CONTROLS =
   'query Controls($first: Int, $after: String) { controls(first: $first, after: $after) { edges { node { id status } } pageInfo { hasNextPage endCursor } } }';
-const PATHS: ConnectionPaths = {
-  records: 'controls.edges',
-  node: 'node',
-  hasNextPage: 'controls.pageInfo.hasNextPage',
-  endCursor: 'controls.pageInfo.endCursor',
-  pageSizeVariable: 'first',
-  cursorVariable: 'after',
-};
+const STREAM = streamSchema.parse({
+  name: 'controls',
+  document: CONTROLS,
+  paths: {
+    records: 'controls.edges',
+    node: 'node',
+    hasNextPage: 'controls.pageInfo.hasNextPage',
+    endCursor: 'controls.pageInfo.endCursor',
+  },
+}) as StreamDefinition;
 
 describe('GraphQL client', () => {
   it('queries with the M2M token and validates data with a caller schema', async () => {
@@ -55,7 +58,7 @@ describe('GraphQL client', () => {
     expect(err.code).toBe('read_only_credential');
     const s = await stats();
     expect(s.token.client_credentials).toBe(0);
-    expect(s.graphql).toEqual({ queries: 0, mutations: 0, refused: 0 });
+    expect(s.graphql).toEqual({ queries: 0, mutations: 0, refused: 0, byOperation: {} });
     await a.cleanup();
   });
 
@@ -173,7 +176,7 @@ describe('pager', () => {
     const a = await accessFixture(sb);
     const ids: string[] = [];
     const cursors: Array<string | null> = [];
-    for await (const page of paginate(a.graphql, CONTROLS, PATHS, { pageSize: 25 })) {
+    for await (const page of paginate(a.graphql, STREAM, { pageSize: 25 })) {
       ids.push(...page.records.map((r) => (r as { id: string }).id));
       cursors.push(page.endCursor);
     }
@@ -181,7 +184,7 @@ describe('pager', () => {
     expect(new Set(ids).size).toBe(120);
     expect(cursors).toHaveLength(5);
     const resumed: string[] = [];
-    for await (const page of paginate(a.graphql, CONTROLS, PATHS, {
+    for await (const page of paginate(a.graphql, STREAM, {
       pageSize: 25,
       startCursor: cursors[1],
     })) {
@@ -217,7 +220,7 @@ describe('pager', () => {
         retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
       });
       let pages = 0;
-      for await (const _ of paginate(client, CONTROLS, PATHS, { pageSize: 2, maxPages: 50 })) pages++;
+      for await (const _ of paginate(client, STREAM, { pageSize: 2, maxPages: 50 })) pages++;
       return pages;
     };
     const page = (cursor: string | null, hasNextPage: boolean) => ({

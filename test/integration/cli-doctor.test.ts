@@ -61,8 +61,13 @@ describe('tenant-integrations doctor', () => {
       'read-only credential': 'ok',
       storage: 'warn',
       'delegated session': 'ok',
+      catalog: 'ok',
       'sink dir': 'ok',
     });
+    // No catalog is stored yet: doctor says what the first run will discover.
+    expect(report?.checks.find((c) => c.name === 'catalog')?.found).toMatch(
+      /first run discovers 6 streams \(controls, evidence, personnel, kpis, reports, users\)/,
+    );
     expect(stdout).not.toContain(sb.clientSecret);
     const human = await doctor([]);
     expect(human.code).toBe(0);

@@ -62,10 +62,14 @@ afterAll(async () => {
 describe('Parquet from the dir sink', () => {
   it('one file per stream and run, snappy, bounded row groups, equal to the source; a second run holds only the changes', async () => {
     const sync = async () => {
-      const r = await runCli(['sync', '--streams', 'controls,users', '--sink', 'dir:./out', '--json'], {
-        env,
-        cwd: dir,
-      });
+      // Full passes: the second run's file must hold the deletion too.
+      const r = await runCli(
+        ['sync', '--streams', 'controls,users', '--sink', 'dir:./out', '--full-pass', '--json'],
+        {
+          env,
+          cwd: dir,
+        },
+      );
       expect([r.code, r.code ? r.stdout + r.stderr : '']).toEqual([0, '']);
       return JSON.parse(r.stdout) as { runId: string };
     };

@@ -57,8 +57,9 @@ async function expectEqualToSource(environment: Record<string, string>, schema: 
   }
 }
 
+// Full passes: the table must follow deletions too, which only a full pass can see.
 const sync = async () => {
-  const r = await runCli(['sync', '--sink', 'postgres', '--json'], { env, cwd: dir });
+  const r = await runCli(['sync', '--sink', 'postgres', '--full-pass', '--json'], { env, cwd: dir });
   expect([r.code, r.code ? r.stdout : '']).toEqual([0, '']);
   return JSON.parse(r.stdout) as { runId: string; streams: Record<string, Record<string, number>> };
 };

@@ -2,6 +2,7 @@ import type { BlobServiceClient } from '@azure/storage-blob';
 import { gunzipSync } from 'node:zlib';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import type { Change } from '../../shared/sync/changes';
+import type { RunSummary } from '../../shared/runs/history';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 import { webhookReceiver } from '../helpers/webhook-receiver';
@@ -22,7 +23,9 @@ beforeAll(async () => {
   receiver = await webhookReceiver();
   stack = await stackFixture({
     sandbox: { records: 120 },
-    env: { SYNC_SINKS: 'blob,webhook', DOWNSTREAM_WEBHOOK_URL: receiver.url },
+    // A full pass a minute after the last one (a day by default): the clock is moved a minute, not a day, because
+    // the webhook receiver checks signatures' timestamps against its own clock.
+    env: { SYNC_SINKS: 'blob,webhook', DOWNSTREAM_WEBHOOK_URL: receiver.url, SYNC_FULL_PASS_EVERY: '1m' },
   });
   await new LocalFileSecretStore(stack.secretsFile).set('downstream-webhook-secret', receiver.secret);
   blobs = stack.blobService();
@@ -123,7 +126,7 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
     expect(stack.logs()).not.toContain(stack.sb.clientSecret);
   });
 
-  it('after data/mutate the next run delivers exactly the creates, updates and deletes', async () => {
+  it('after data/mutate the next tick delivers exactly the creates and updates (incremental); the first tick a day after the last full pass, the deletes', async () => {
     const mutated = (
       await stack.sb.hook('data/mutate', { collection: 'evidence', creates: 4, updates: 3, deletes: 2 })
     ).body;
@@ -132,14 +135,9 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
     const runId = status.customStatus.runId;
     expect(runId).not.toBe(firstRun);
     const m = await manifest(runId);
-    expect(m.streams.evidence.counts).toEqual({
-      read: 122,
-      created: 4,
-      updated: 3,
-      deleted: 2,
-      unchanged: 115,
-    });
-    expect(m.streams.users.counts).toMatchObject({ created: 0, updated: 0, deleted: 0, unchanged: 120 });
+    expect(m.streams.evidence.counts).toMatchObject({ created: 4, updated: 3, deleted: 0 });
+    expect(m.streams.evidence.counts.read).toBeLessThan(20);
+    expect(m.streams.users.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
     const changes = await readChanges(runId, 'evidence');
     const ids = (kind: string) =>
       changes
@@ -148,8 +146,27 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
         .sort();
     expect(ids('created')).toEqual([...mutated.created].sort());
     expect(ids('updated')).toEqual([...mutated.updated].sort());
-    expect(ids('deleted')).toEqual([...mutated.deleted].sort());
+    expect(ids('deleted')).toEqual([]);
     expect(await readChanges(runId, 'users')).toEqual([]);
+    const summary = (await stack.json(`manage/runs/${encodeURIComponent(runId)}`)).body as RunSummary;
+    expect(summary.streams.evidence.pass).toBe('incremental');
+
+    // SYNC_FULL_PASS_EVERY later by the host's clock: a full pass, which can see deletions.
+    await stack.advance(61);
+    const full = await runSync();
+    const fullId = full.customStatus.runId;
+    expect((await manifest(fullId)).streams.evidence.counts).toEqual({
+      read: 122,
+      created: 0,
+      updated: 0,
+      deleted: 2,
+      unchanged: 122,
+    });
+    expect((await readChanges(fullId, 'evidence')).map((c) => [c.kind, c.id]).sort()).toEqual(
+      mutated.deleted.map((id: string) => ['deleted', id]).sort(),
+    );
+    const fullSummary = (await stack.json(`manage/runs/${encodeURIComponent(fullId)}`)).body as RunSummary;
+    expect(fullSummary.streams.evidence.pass).toBe('full');
   });
 
   it('a tick while a run is going is skipped and logged; a host killed mid-run resumes, delivering each change once', async () => {
@@ -201,16 +218,16 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
     'a %s from GraphQL during a run is survived; the run completes with exact counts',
     async (_name, fault) => {
       const mutated = (
-        await stack.sb.hook('data/mutate', { collection: 'reports', creates: 1, updates: 1, deletes: 1 })
+        await stack.sb.hook('data/mutate', { collection: 'reports', creates: 1, updates: 1, deletes: 0 })
       ).body;
       await stack.sb.hook('faults', { route: 'graphql', ...fault });
       const status = await runSync();
       expect(status.runtimeStatus).toBe('Completed');
       const m = await manifest(status.customStatus.runId);
       expect(m.ok).toBe(true);
-      expect(m.streams.reports.counts).toMatchObject({ created: 1, updated: 1, deleted: 1 });
+      expect(m.streams.reports.counts).toMatchObject({ created: 1, updated: 1, deleted: 0 });
       expect((await readChanges(status.customStatus.runId, 'reports')).map((c) => c.id).sort()).toEqual(
-        [...mutated.created, ...mutated.updated, ...mutated.deleted].sort(),
+        [...mutated.created, ...mutated.updated].sort(),
       );
     },
   );
@@ -219,6 +236,8 @@ describe('sync through the local host, Azurite and a webhook receiver', () => {
     const mutated = (
       await stack.sb.hook('data/mutate', { collection: 'personnel', creates: 0, updates: 0, deletes: 3 })
     ).body;
+    // SYNC_FULL_PASS_EVERY on: full passes, the only ones that see deletions.
+    await stack.advance(61);
     await stack.sb.hook('faults', { route: 'graphql', status: 400, count: 6 });
     const failed = await runSync();
     expect(failed.customStatus.state).toBe('failed');

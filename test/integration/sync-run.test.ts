@@ -38,7 +38,7 @@ const delivered = async (runId: string, stream: string): Promise<Change[]> => {
 };
 
 describe('sync run against the sandbox', () => {
-  it('full run creates everything; after data/mutate exactly the changes; then nothing; one token for the run', async () => {
+  it('full run creates everything; after data/mutate an incremental pass delivers exactly the creations and updates, the next full pass the deletion; then nothing; one token', async () => {
     const a = await accessFixture(sb);
     const options = {
       tenant: sb.tenant,
@@ -59,7 +59,12 @@ describe('sync run against the sandbox', () => {
     ).body;
     const second = await syncAll(a.graphql, streams, options);
     const controls = second.streams.find((s) => s.stream === 'controls');
-    expect(controls?.counts).toEqual({ read: 122, created: 3, updated: 2, deleted: 1, unchanged: 117 });
+    // Incremental: only what changed since the last pass (and what the overlap reads again, unchanged).
+    expect(controls).toMatchObject({
+      pass: 'incremental',
+      counts: { created: 3, updated: 2, deleted: 0 },
+    });
+    expect(controls?.counts.read).toBeLessThan(20);
     const changes = await delivered(second.runId, 'controls');
     expect(
       changes
@@ -73,18 +78,29 @@ describe('sync run against the sandbox', () => {
         .map((c) => c.id)
         .sort(),
     ).toEqual([...mutated.updated].sort());
-    expect(changes.filter((c) => c.kind === 'deleted').map((c) => c.id)).toEqual(mutated.deleted);
+    // A deletion cannot show in an incremental pass: the next full pass reports it.
+    expect(changes.filter((c) => c.kind === 'deleted')).toEqual([]);
     for (const s of second.streams.filter((x) => x.stream !== 'controls'))
-      expect(s.counts.unchanged).toBe(120);
+      expect(s.counts.created + s.counts.updated + s.counts.deleted).toBe(0);
     // No change id of this run was delivered before.
     const before = new Set((await delivered(first.runId, 'controls')).map((c) => c.changeId));
     expect(changes.filter((c) => before.has(c.changeId))).toEqual([]);
 
-    const third = await syncAll(a.graphql, streams, options);
-    expect(third.streams.every((s) => s.counts.created + s.counts.updated + s.counts.deleted === 0)).toBe(
+    const full = await syncAll(a.graphql, streams, { ...options, fullPass: true });
+    const controlsFull = full.streams.find((s) => s.stream === 'controls');
+    expect(controlsFull).toMatchObject({
+      pass: 'full',
+      counts: { read: 122, created: 0, updated: 0, deleted: 1, unchanged: 122 },
+    });
+    expect((await delivered(full.runId, 'controls')).map((c) => [c.kind, c.id])).toEqual([
+      ['deleted', mutated.deleted[0]],
+    ]);
+
+    const fourth = await syncAll(a.graphql, streams, options);
+    expect(fourth.streams.every((s) => s.counts.created + s.counts.updated + s.counts.deleted === 0)).toBe(
       true,
     );
-    // Three runs, six streams, two pages each: the cached M2M token served them all.
+    // Four runs, six streams, a page or two each: the cached M2M token served them all.
     expect((await sb.hook('stats')).body.token.client_credentials).toBe(1);
     await a.cleanup();
   });
@@ -112,7 +128,13 @@ describe('sync run against the sandbox', () => {
       endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
       finish: (manifest) => out.finish(manifest),
     };
-    const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state, sink: flaky });
+    // A full pass (deletions are what this test is about); the resumed run keeps it.
+    const failed = await syncAll(a.graphql, [controls], {
+      tenant: sb.tenant,
+      state,
+      sink: flaky,
+      fullPass: true,
+    });
     expect(failed.ok).toBe(false);
     expect(failed.streams[0].error).toContain('downstream unavailable');
     expect(seen.some((c) => c.kind === 'deleted')).toBe(false);
@@ -181,11 +203,28 @@ describe('tenant-integrations sync', () => {
         })
       ).stdout,
     );
-    expect(second.streams.kpis).toEqual({ read: 120, created: 0, updated: 0, deleted: 0, unchanged: 120 });
+    expect(second.streams.kpis).toMatchObject({ pass: 'incremental', created: 0, updated: 0, deleted: 0 });
+    const full = JSON.parse(
+      (
+        await runCli(
+          ['sync', '--streams', 'kpis', '--full-pass', '--sink', `dir:${join(dir, 'out')}`, '--json'],
+          { env: env() },
+        )
+      ).stdout,
+    );
+    expect(full.streams.kpis).toEqual({
+      pass: 'full',
+      read: 120,
+      created: 0,
+      updated: 0,
+      deleted: 0,
+      unchanged: 120,
+    });
     expect(first.stderr + first.stdout).not.toContain(sb.clientSecret);
   });
 
   it('an unknown stream is a usage mistake naming the known ones (exit 2)', async () => {
+    await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
     const r = await runCli(['sync', '--streams', 'nope'], { env: env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('known: controls, evidence, personnel, kpis, reports, users');

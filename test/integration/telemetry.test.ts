@@ -104,8 +104,13 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     expect(graphql.length).toBeGreaterThanOrEqual(pages.length);
     for (const g of graphql) {
       expect(g.kind).toBe(3); // client
-      expect(g.attributes).toMatchObject({ operation: expect.stringMatching(/^Sync_/), status: 200 });
+      // Pages, plus the schema read that checks the catalog before the run (and the first run's probes).
+      expect(g.attributes).toMatchObject({
+        operation: expect.stringMatching(/^(Sync_|Probe_|TenantSchema$)/),
+        status: 200,
+      });
     }
+    expect(graphql.filter((g) => g.attributes.operation === 'TenantSchema')).toHaveLength(1);
     // The run's log records carry its trace: an operator goes from a record to the whole run.
     const completed = collector
       .received()

@@ -50,16 +50,16 @@ describe('CSV columns', () => {
       'tags',
       'updatedAt',
     ]);
-    const custom: StreamDefinition = {
+    const custom = {
       ...controls,
       document:
         'query Q($first: Int, $after: String) { items(first: $first, after: $after) { edges { node { key: id ...F ... on Item { when } } } pageInfo { hasNextPage endCursor } } } fragment F on Item { who { name } }',
       paths: { ...controls.paths, records: 'items.edges' },
-    };
+    } as StreamDefinition;
     expect(csvColumns(custom)).toEqual(['key', 'who.name', 'when']);
-    expect(() => csvColumns({ ...controls, paths: { ...controls.paths, records: 'nope.edges' } })).toThrow(
-      ConfigError,
-    );
+    expect(() =>
+      csvColumns({ ...controls, paths: { ...controls.paths, records: 'nope.edges' } } as StreamDefinition),
+    ).toThrow(ConfigError);
   });
 });
 

@@ -76,6 +76,7 @@ describe('sync orchestration', () => {
     expect(e.scheduled[0].input).toEqual({
       trigger: 'schedule',
       full: false,
+      fullPass: false,
       runId: expect.stringMatching(/^2026-11-23T12-00-00-000Z-[0-9a-f]{8}$/),
       startedAt: '2026-11-23T12:00:00.000Z',
     });

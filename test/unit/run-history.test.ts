@@ -9,6 +9,7 @@ import {
   type RunHistory,
   type RunSummary,
 } from '../../shared/runs/history';
+import { statusPage } from '../../shared/admin/status-page';
 import { RunRecorder } from '../../shared/runs/recorder';
 import { createLogger } from '../../shared/log';
 
@@ -164,5 +165,43 @@ describe('run history', () => {
     await expect(
       h.record({ ...run('x', '2026-11-23T00:00:00.000Z'), outcome: 'exploded' as never }),
     ).rejects.toThrow(/outcome/);
+  });
+});
+
+describe('status page', () => {
+  it("shows each stream's pass and what the run found about the tenant's schema, escaped", () => {
+    const html = statusPage({
+      tenant: 'acme',
+      generatedAt: '2026-11-23T10:00:00.000Z',
+      parts: [],
+      adminHref: 'admin',
+      runs: [
+        {
+          ...run('r1', '2026-11-23T09:00:00.000Z'),
+          streams: {
+            staff: {
+              ok: true,
+              read: 3,
+              created: 0,
+              updated: 3,
+              deleted: 0,
+              unchanged: 0,
+              pass: 'incremental',
+            },
+          },
+          schema: {
+            added: { reportFeed: ['audience', '<b>x</b>'] },
+            changes: [{ stream: 'staff', added: [], removed: ['team'] }],
+          },
+        },
+      ],
+    });
+    expect(html).toContain('<td>incremental</td>');
+    expect(html).toContain(
+      'the tenant has fields this stream does not read — audience, &lt;b&gt;x&lt;/b&gt;',
+    );
+    expect(html).toContain(
+      "<strong>staff</strong>: adopted the tenant's schema changes — no longer reads team",
+    );
   });
 });

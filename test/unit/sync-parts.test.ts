@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../shared/errors';
-import { DEFAULT_STREAMS, resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../shared/streams';
+import { SANDBOX_STREAMS } from '../../shared/streams/sandbox';
 import { ChangeDetector, changeJson } from '../../shared/sync/changes';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from '../../shared/sync/fingerprint';
 import { EntryWriter, Snapshot } from '../../shared/sync/snapshot';
@@ -33,12 +34,12 @@ describe('fingerprints', () => {
   });
 
   it("a change's JSON line is exactly JSON.stringify of the change, with or without its record", () => {
-    const d = new ChangeDetector('controls', undefined, 'id');
+    const d = new ChangeDetector('controls', undefined, { idPath: 'id' });
     const [created] = d.page([{ id: 'é"\n', nested: { list: [1, null, 'x'] } }]);
     expect(changeJson(created)).toBe(JSON.stringify(created));
     expect(JSON.parse(changeJson(created))).toEqual(created);
-    const gone = new ChangeDetector('controls', d.takePageEntries(), 'id');
-    const [deleted] = gone.finish();
+    const gone = new ChangeDetector('controls', d.takePageEntries(), { idPath: 'id' });
+    const [deleted] = gone.finish('delete');
     expect(changeJson(deleted)).toBe(JSON.stringify(deleted));
   });
 });
@@ -71,24 +72,24 @@ describe('compact snapshot', () => {
   });
 
   it('an id the server listed twice in one pass is one record: found, and never reported as deleted', () => {
-    const first = new ChangeDetector('controls', undefined, 'id');
+    const first = new ChangeDetector('controls', undefined, { idPath: 'id' });
     first.page([{ id: 'a' }, { id: 'x', v: 1 }]);
     first.page([{ id: 'x', v: 1 }]); // the listing shifted and served x again
     const snapshot = first.takePageEntries();
-    const next = new ChangeDetector('controls', snapshot, 'id');
+    const next = new ChangeDetector('controls', snapshot, { idPath: 'id' });
     expect(next.expected).toBe(3);
     expect(next.page([{ id: 'x', v: 1 }, { id: 'a' }]).map((c) => c.id)).toEqual([]);
-    expect(next.finish()).toEqual([]);
+    expect(next.finish('delete')).toEqual([]);
     expect(next.counts).toMatchObject({ unchanged: 2, deleted: 0 });
   });
 });
 
 describe('change detection', () => {
   const pass = (previous: Buffer | undefined, records: Array<Record<string, unknown>>) => {
-    const d = new ChangeDetector('controls', previous, 'id');
+    const d = new ChangeDetector('controls', previous, { idPath: 'id' });
     const changes = d.page(records);
     const snapshot = d.takePageEntries();
-    return { changes, deletions: d.finish(), snapshot, counts: d.counts };
+    return { changes, deletions: d.finish('delete'), snapshot, counts: d.counts };
   };
 
   it('first pass creates everything; then created, updated, deleted and unchanged are exact', () => {
@@ -124,7 +125,7 @@ describe('change detection', () => {
 
   it('an id seen twice in a pass counts once; a record without an id is a clear error', () => {
     const first = pass(undefined, [{ id: 'a' }]);
-    const d = new ChangeDetector('controls', first.snapshot, 'id');
+    const d = new ChangeDetector('controls', first.snapshot, { idPath: 'id' });
     d.page([{ id: 'a' }, { id: 'a' }]);
     expect(d.counts.unchanged).toBe(1);
     expect(() => d.page([{ name: 'no id' }])).toThrow('a controls record has no id');
@@ -133,7 +134,7 @@ describe('change detection', () => {
 
 describe('streams', () => {
   it('six default streams for the sandbox kinds, every one a paged query', () => {
-    expect(DEFAULT_STREAMS.map((s) => s.name)).toEqual([
+    expect(SANDBOX_STREAMS.map((s) => s.name)).toEqual([
       'controls',
       'evidence',
       'personnel',
@@ -141,7 +142,7 @@ describe('streams', () => {
       'reports',
       'users',
     ]);
-    for (const s of DEFAULT_STREAMS) expect(s.document).toContain('pageInfo { hasNextPage endCursor }');
+    for (const s of SANDBOX_STREAMS) expect(s.document).toContain('pageInfo { hasNextPage endCursor }');
   });
 
   it('SYNC_STREAMS selects; an unknown name fails naming the known ones', () => {
@@ -159,7 +160,7 @@ describe('streams', () => {
     );
   });
 
-  it('a streams file overrides and adds; a bad one names the stream and the field', () => {
+  it('a streams file is the catalog; a bad one names the stream and the field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-streams-'));
     const good = join(dir, 'good.json');
     writeFileSync(
@@ -178,7 +179,7 @@ describe('streams', () => {
       }),
     );
     const streams = resolveStreams({ file: good });
-    expect(streams.map((s) => s.name)).toContain('risks');
+    expect(streams.map((s) => s.name)).toEqual(['risks']);
     expect(streams.find((s) => s.name === 'risks')).toMatchObject({
       idPath: 'key',
       pageSize: 50,

@@ -15,7 +15,7 @@ const counts = (read: number) => ({ read, created: read, updated: 0, deleted: 0,
 
 describe('checkpoint log', () => {
   const log = () => {
-    const d = new ChangeDetector('controls', undefined, 'id');
+    const d = new ChangeDetector('controls', undefined, { idPath: 'id' });
     d.page([{ id: 'a' }, { id: 'b' }]);
     const p1 = d.takePageEntries();
     d.page([{ id: 'c' }]);
@@ -78,15 +78,15 @@ describe('checkpoint log', () => {
 
   it('a resumed pass marks what it saw, so deletions come only from records not seen in the whole pass', async () => {
     const previous = entriesOf(['a', 'b', 'c']);
-    const first = new ChangeDetector('controls', previous, 'id');
+    const first = new ChangeDetector('controls', previous, { idPath: 'id' });
     first.page([{ id: 'a' }]);
     const entries = first.takePageEntries();
-    const resumed = new ChangeDetector('controls', previous, 'id');
-    await resumed.resume(first.counts, chunks(entries, entries.length));
+    const resumed = new ChangeDetector('controls', previous, { idPath: 'id' });
+    await resumed.resume({ counts: first.counts }, chunks(entries, entries.length));
     expect(resumed.counts.read).toBe(1);
     resumed.page([{ id: 'c' }]);
     expect(resumed.counts.read).toBe(2);
-    expect(resumed.finish().map((c) => c.id)).toEqual(['b']);
+    expect(resumed.finish('delete').map((c) => c.id)).toEqual(['b']);
   });
 });
 

@@ -1,0 +1,137 @@
+import { writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { createAccessLayer } from '../shared/access';
+import { discover, storedCatalog, streamsFileJson, type Discovery } from '../shared/catalog';
+import type { Proposal } from '../shared/catalog/discover';
+import { IntegrationError } from '../shared/errors';
+import type { StreamDefinition } from '../shared/streams';
+import { FileSyncStateStore } from '../shared/sync/state';
+import { parse, type CommandHelp } from './args';
+import { describeTarget, resolveTenant } from './context';
+
+export const DISCOVER_HELP: CommandHelp = {
+  usage: 'discover [--out FILE] [--stored] [--json]',
+  summary:
+    "Reads the tenant's schema (introspection, with the M2M credential) and proposes a catalog: one stream per\n" +
+    'collection, however it pages, with its key and every field the credential can read. `--out` writes it in the\n' +
+    'SYNC_STREAMS_FILE format, for editing.',
+  options: [
+    ['--out FILE', 'write the catalog there (the SYNC_STREAMS_FILE format)'],
+    ['--stored', 'show the catalog the sync stored (what runs read when SYNC_STREAMS_FILE is unset) instead'],
+    ['--json', 'print the catalog and the findings as JSON on stdout'],
+  ],
+  notes:
+    'Without SYNC_STREAMS_FILE the first sync discovers the catalog itself and stores it; later runs read the\n' +
+    'same fields until told otherwise (docs/sync.md, "First contact with your tenant"). Exit codes: 0 done,\n' +
+    '2 set-up problem (introspection refused: write SYNC_STREAMS_FILE by hand).',
+};
+
+const paging = (s: StreamDefinition): string => {
+  switch (s.pagination) {
+    case 'cursor':
+      return `cursor (${s.paths.node ? 'edges' : 'nodes'}, ${s.paths.pageSizeVariable}/${s.paths.cursorVariable})`;
+    case 'offset':
+      return `offset (${s.paths.limitVariable}/${s.paths.offsetVariable}${s.paths.total ? ', with a total' : ', no total'})`;
+    case 'page':
+      return `numbered pages (${s.paths.pageVariable}/${s.paths.perPageVariable}${s.paths.total || s.paths.totalPages ? ', with a total' : s.paths.hasNextPage ? ', with a has-more flag' : ', no total'})`;
+    case 'none':
+      return 'one answer, no paging';
+  }
+};
+
+function describeProposal(p: Proposal): string {
+  const s = p.stream;
+  const lines = [
+    `  ${s.name}`,
+    `    paging:  ${paging(s)}${s.pagination === 'none' ? '' : `, ${s.pageSize} a page`}`,
+    `    key:     ${p.key}`,
+    `    fields:  ${p.fields}${s.incremental ? `; reads incrementally: $${s.incremental.variable} against ${s.incremental.field}` : ''}`,
+  ];
+  for (const l of p.leftOut) lines.push(`    left out: ${l.field} — ${l.reason}`);
+  return lines.join('\n');
+}
+
+/** `tenant-integrations discover`: the proposed (or stored) catalog in plain words, and written out for editing. */
+export async function discoverCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    out: { type: 'string' },
+    stored: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  const target = await resolveTenant();
+  try {
+    const { config } = target;
+    const access = createAccessLayer(config);
+    if (!values.json) describeTarget(target);
+    let streams: StreamDefinition[];
+    let found: Discovery | undefined;
+    if (values.stored) {
+      const state = new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state'));
+      const stored = await storedCatalog(state, config.tenant.name);
+      if (!stored) {
+        process.stderr.write(
+          `No catalog is stored for ${config.tenant.name} yet: the first \`sync\` discovers and stores one (run \`discover\` without --stored to see it now).\n`,
+        );
+        return 1;
+      }
+      streams = stored.streams;
+      if (!values.json)
+        process.stderr.write(
+          `The stored catalog of ${config.tenant.name}${stored.discoveredAt ? ` (discovered ${stored.discoveredAt})` : ''}: ${streams.map((s) => s.name).join(', ')}\n`,
+        );
+    } else {
+      await access.m2m.getToken(); // a set-up problem is said once, before introspection
+      try {
+        found = await discover(access.graphql);
+      } catch (err) {
+        if (err instanceof IntegrationError && err.code === 'introspection_refused')
+          process.stderr.write(
+            'The tenant refuses introspection: discovery cannot read its schema. Write the streams yourself in a file named by SYNC_STREAMS_FILE (docs/sync.md, "When introspection is refused").\n',
+          );
+        throw err;
+      }
+      streams = found.streams.map((p) => p.stream);
+      if (!values.json) {
+        process.stderr.write(
+          `Discovered ${streams.length} stream${streams.length === 1 ? '' : 's'} in ${config.tenant.name}'s schema:\n${found.streams.map(describeProposal).join('\n')}\n`,
+        );
+        for (const u of found.unreadable)
+          process.stderr.write(`  ${u.stream}: proposed, but the credential cannot read it — ${u.reason}\n`);
+        if (found.skipped.length)
+          process.stderr.write(
+            `Not streams: ${found.skipped.map((s) => `${s.field} (${s.reason})`).join('; ')}\n`,
+          );
+      }
+    }
+    if (values.out) {
+      const file = resolve(values.out);
+      await writeFile(file, streamsFileJson(streams));
+      if (!values.json)
+        process.stderr.write(
+          `Wrote ${file}: edit it, then set SYNC_STREAMS_FILE=${file} to use it (without the setting, runs read the stored catalog).\n`,
+        );
+    }
+    if (values.json)
+      process.stdout.write(
+        `${JSON.stringify({
+          tenant: config.tenant.name,
+          streams,
+          ...(found
+            ? {
+                proposals: found.streams.map((p) => ({
+                  stream: p.stream.name,
+                  key: p.key,
+                  fields: p.fields,
+                  leftOut: p.leftOut,
+                })),
+                unreadable: found.unreadable,
+                skipped: found.skipped,
+              }
+            : {}),
+        })}\n`,
+      );
+    return 0;
+  } finally {
+    await target.close();
+  }
+}

@@ -1,0 +1,218 @@
+import type { GraphQLSchema } from 'graphql';
+import { bounded, IntegrationError, type ErrorCode } from '../errors';
+import type { TenantGraphqlClient } from '../graphql/client';
+import { silentLogger, type Logger } from '../log';
+import { parseStreams, readStreamsFile, selectStreams, type StreamDefinition } from '../streams';
+import type { SyncStateStore } from '../sync/state';
+import { proposeCatalog, type Proposal } from './discover';
+import { driftOf, propagate, type Drift } from './drift';
+import { introspect } from './introspect';
+import { probeStream } from './probe';
+
+/**
+ * The tenant's catalog — the streams a run reads — and where it comes from: SYNC_STREAMS_FILE when set, else the
+ * catalog stored with the sync state, else one discovered from the tenant's schema and stored for the runs after
+ * (docs/sync.md, "First contact with your tenant"). Each run holds its streams against the schema as it is now.
+ */
+
+export interface Discovery {
+  streams: Proposal[];
+  skipped: Array<{ field: string; reason: string }>;
+  /** Proposed streams the probe could not read at all, and why. */
+  unreadable: Array<{ stream: string; reason: string }>;
+  schema: GraphQLSchema;
+}
+
+/** Introspection, proposals, and a one-page probe of each (fields the credential may not read are left out). */
+export async function discover(
+  graphql: TenantGraphqlClient,
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<Discovery> {
+  const schema = await introspect(graphql, options);
+  const proposal = proposeCatalog(schema);
+  const streams: Proposal[] = [];
+  const unreadable: Discovery['unreadable'] = [];
+  for (const p of proposal.streams) {
+    const probed = await probeStream(graphql, p.stream, options);
+    if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
+    else
+      streams.push({
+        ...p,
+        stream: probed.leftOut.length
+          ? {
+              ...probed.stream,
+              exclude: [...(probed.stream.exclude ?? []), ...probed.leftOut.map((l) => l.field)],
+            }
+          : probed.stream,
+        leftOut: [...probed.leftOut, ...p.leftOut],
+        fields: p.fields - probed.leftOut.length,
+      });
+  }
+  return { streams, skipped: proposal.skipped, unreadable, schema };
+}
+
+/** The stored catalog's format: the streams file's, with when it was discovered. */
+export const catalogJson = (streams: StreamDefinition[], discoveredAt: string) =>
+  `${JSON.stringify({ discoveredAt, streams }, null, 2)}\n`;
+
+/** A streams file's contents (what `discover --out` writes and SYNC_STREAMS_FILE reads). */
+export const streamsFileJson = (streams: StreamDefinition[]) => `${JSON.stringify({ streams }, null, 2)}\n`;
+
+export async function storedCatalog(
+  state: SyncStateStore,
+  tenant: string,
+): Promise<{ streams: StreamDefinition[]; discoveredAt?: string } | undefined> {
+  const text = await state.readCatalog(tenant);
+  if (!text) return undefined;
+  const raw = JSON.parse(text) as { streams?: unknown; discoveredAt?: string };
+  return {
+    streams: parseStreams({ streams: raw.streams }, 'the stored catalog'),
+    discoveredAt: raw.discoveredAt,
+  };
+}
+
+export interface CatalogContext {
+  graphql: TenantGraphqlClient;
+  state: SyncStateStore;
+  tenant: string;
+  /** SYNC_STREAMS_FILE, SYNC_STREAMS, SYNC_SCHEMA_CHANGES. */
+  streamsFile?: string;
+  select?: string[];
+  schemaChanges?: 'report' | 'propagate';
+  now: () => number;
+  logger?: Logger;
+  abortSignal?: AbortSignal;
+}
+
+/** The catalog's streams, without looking at drift: the file's, the stored one, or discovered (and stored) now. */
+export async function catalogStreams(ctx: CatalogContext): Promise<{
+  streams: StreamDefinition[];
+  source: 'file' | 'stored' | 'discovered';
+  schema?: GraphQLSchema;
+}> {
+  if (ctx.streamsFile) return { streams: readStreamsFile(ctx.streamsFile), source: 'file' };
+  try {
+    const stored = await storedCatalog(ctx.state, ctx.tenant);
+    if (stored) return { streams: stored.streams, source: 'stored' };
+  } catch (err) {
+    // A stored catalog that no longer parses is discovered again rather than failing every run from now on.
+    (ctx.logger ?? silentLogger).log('warn', 'stored catalog unreadable; discovering again', {
+      tenant: ctx.tenant,
+      reason: bounded((err as Error).message, 200),
+    });
+  }
+  const found = await discover(ctx.graphql, { abortSignal: ctx.abortSignal });
+  if (!found.streams.length)
+    throw new IntegrationError(
+      'catalog_invalid',
+      `Discovery found no collection the credential can read in ${ctx.tenant}'s schema${
+        found.skipped.length
+          ? ` (root fields: ${found.skipped
+              .map((s) => `${s.field} — ${s.reason}`)
+              .join('; ')
+              .slice(0, 600)})`
+          : ''
+      }: name streams in a file with SYNC_STREAMS_FILE.`,
+    );
+  const streams = found.streams.map((p) => p.stream);
+  await ctx.state.writeCatalog(ctx.tenant, catalogJson(streams, new Date(ctx.now()).toISOString()));
+  (ctx.logger ?? silentLogger).log('info', 'catalog discovered', {
+    tenant: ctx.tenant,
+    count: streams.length,
+  });
+  return { streams, source: 'discovered', schema: found.schema };
+}
+
+export interface RunCatalog {
+  streams: StreamDefinition[];
+  source: 'file' | 'stored' | 'discovered';
+  /** False when the tenant refuses introspection: drift then shows only as a first page's errors. */
+  introspection: boolean;
+  /** Streams that cannot run (fields gone under SYNC_SCHEMA_CHANGES=report, or a change that cannot be adopted). */
+  blocked: Record<string, { code: ErrorCode; message: string }>;
+  /** Fields the tenant has that a stream does not read, by stream. */
+  added: Record<string, string[]>;
+  /** What SYNC_SCHEMA_CHANGES=propagate changed. */
+  changes: Array<{ stream: string; added: string[]; removed: string[] }>;
+}
+
+const driftMessage = (stream: string, d: Drift) =>
+  `stream ${stream}: the tenant's schema changed under it — ${[
+    ...(d.removed.length ? [`no longer has ${d.removed.join(', ')}`] : []),
+    ...d.problems.slice(0, 3),
+  ].join(
+    '; ',
+  )}. Run \`tenant-integrations discover\` and take the new catalog, or set SYNC_SCHEMA_CHANGES=propagate.`;
+
+/**
+ * A run's streams, held against the tenant's schema as it is now: under `report`, a stream with a field gone is
+ * blocked (the others run) and fields the tenant added are named; under `propagate`, both are adopted — in the
+ * stored catalog, or for this run when the streams come from a file.
+ */
+export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
+  const logger = ctx.logger ?? silentLogger;
+  const base = await catalogStreams(ctx);
+  const selected = selectStreams(base.streams, ctx.select);
+  let schema = base.schema;
+  let introspection = true;
+  if (!schema)
+    try {
+      schema = await introspect(ctx.graphql, { abortSignal: ctx.abortSignal });
+    } catch (err) {
+      if (!(err instanceof IntegrationError)) throw err;
+      // The streams are known: without the schema, drift shows as a first page's errors instead.
+      introspection = false;
+      if (err.code !== 'introspection_refused')
+        logger.log('warn', 'schema not read; drift is checked by the first pages', {
+          tenant: ctx.tenant,
+          code: err.code,
+        });
+    }
+  const out: RunCatalog = {
+    streams: [],
+    source: base.source,
+    introspection,
+    blocked: {},
+    added: {},
+    changes: [],
+  };
+  const replaced = new Map<string, StreamDefinition>();
+  for (const stream of selected) {
+    const drift = schema ? driftOf(schema, stream) : { removed: [], added: [], problems: [] };
+    if (
+      ctx.schemaChanges === 'propagate' &&
+      schema &&
+      !drift.problems.length &&
+      (drift.removed.length || drift.added.length)
+    ) {
+      const { stream: next, applied } = propagate(schema, stream, drift);
+      const check = parseStreams({ streams: [next] }, `stream ${stream.name} as adopted`);
+      out.streams.push(check[0]);
+      replaced.set(stream.name, check[0]);
+      out.changes.push({ stream: stream.name, ...applied });
+      logger.log('info', 'schema change adopted', {
+        stream: stream.name,
+        count: applied.added.length + applied.removed.length,
+      });
+      continue;
+    }
+    out.streams.push(stream);
+    if (drift.added.length) out.added[stream.name] = drift.added;
+    if (drift.removed.length || drift.problems.length) {
+      out.blocked[stream.name] = { code: 'schema_drift', message: driftMessage(stream.name, drift) };
+      logger.log('warn', 'schema drift', {
+        stream: stream.name,
+        count: drift.removed.length + drift.problems.length,
+      });
+    }
+  }
+  if (replaced.size && base.source !== 'file')
+    await ctx.state.writeCatalog(
+      ctx.tenant,
+      catalogJson(
+        base.streams.map((s) => replaced.get(s.name) ?? s),
+        new Date(ctx.now()).toISOString(),
+      ),
+    );
+  return out;
+}
