@@ -83,6 +83,18 @@ export async function stackFixture(
     secrets: async () => JSON.parse(await readFile(secretsFile, 'utf8')) as Record<string, string>,
     /** Everything the host process wrote to stderr (its log lines). */
     logs: () => logs + host.stderr(),
+    /** Every JSON log line the host wrote, parsed (a line that is not JSON is an empty record). */
+    logRecords: () =>
+      (logs + host.stderr())
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => {
+          try {
+            return JSON.parse(l) as Record<string, unknown>;
+          } catch {
+            return {};
+          }
+        }),
     /** Stops the host (`kill`: SIGKILL, a crash) and starts it again over the same storage. */
     restart: async (options: { kill?: boolean; env?: Record<string, string> } = {}) => {
       logs += host.stderr();

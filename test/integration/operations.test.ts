@@ -30,19 +30,6 @@ const latestFinished = (after: number) =>
     90_000,
   );
 const startSync = () => stack.json('manage/sync', { method: 'POST' });
-/** Every JSON log line the host wrote, parsed. */
-const logRecords = () =>
-  stack
-    .logs()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
 
 describe('run history, POST /api/manage/sync and the status page', () => {
   let first: RunSummary;
@@ -93,10 +80,10 @@ describe('run history, POST /api/manage/sync and the status page', () => {
     expect(failed.error?.action).toMatch(/query/);
     expect(Object.values(failed.streams).some((s) => !s.ok && s.errorCode === 'graphql_errors')).toBe(true);
     // The log records the alert rules read carry exactly the fields their queries use.
-    const record = logRecords().find((l) => l.message === 'sync run failed' && l.runId === failed.id);
+    const record = stack.logRecords().find((l) => l.message === 'sync run failed' && l.runId === failed.id);
     for (const field of ALERT_RECORDS['sync run failed'])
       expect([field, record?.[field]]).toEqual([field, expect.anything()]);
-    const ok = logRecords().find((l) => l.message === 'sync run completed' && l.runId === first.id);
+    const ok = stack.logRecords().find((l) => l.message === 'sync run completed' && l.runId === first.id);
     for (const field of ALERT_RECORDS['sync run completed'])
       expect([field, ok?.[field]]).toEqual([field, expect.anything()]);
   });
@@ -194,7 +181,7 @@ describe('doctor at GET /api/manage/doctor', () => {
       (c) => c.name === 'client credentials',
     );
     expect(credential).toMatchObject({ state: 'fail', action: expect.stringContaining('API Credentials') });
-    const rejected = logRecords().find((l) => l.message === 'M2M credential rejected');
+    const rejected = stack.logRecords().find((l) => l.message === 'M2M credential rejected');
     for (const field of ALERT_RECORDS['M2M credential rejected'])
       expect([field, rejected?.[field]]).toEqual([field, expect.anything()]);
     expect(broken.text).not.toContain(stack.sb.clientSecret);

@@ -43,22 +43,10 @@ const idle = (id: string) =>
     `${id} to be idle`,
     90_000,
   );
-const logRecords = () =>
-  stack
-    .logs()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
 /** The record an alert counts for this run, with every field its query reads. */
 const alertRecord = (message: keyof typeof ALERT_RECORDS, runId: string) =>
   eventually(async () => {
-    const record = logRecords().find((l) => l.message === message && l.runId === runId);
+    const record = stack.logRecords().find((l) => l.message === message && l.runId === runId);
     return record && ALERT_RECORDS[message].every((f) => record[f] !== undefined) && record;
   }, `the "${message}" record of ${runId}`);
 const syncNow = async () => {
@@ -240,9 +228,9 @@ describe('every run accounted for', () => {
         streams: {},
         error: { code: failed.error?.code, message: expect.any(String), action: failed.error?.action },
       });
-      expect(logRecords().some((l) => l.message === 'run history not written' && l.runId === failed.id)).toBe(
-        true,
-      );
+      expect(
+        stack.logRecords().some((l) => l.message === 'run history not written' && l.runId === failed.id),
+      ).toBe(true);
     } finally {
       await stack.restart({ env: {} });
     }
