@@ -165,8 +165,11 @@ function accessPlugin(sb: Sandbox, shape: Shape): Plugin<Context> {
         });
         return;
       }
-      if (op?.operation === 'mutation') sb.stats.graphql.mutations++;
-      else sb.stats.graphql.queries++;
+      if (op?.operation === 'mutation') {
+        sb.stats.graphql.mutations++;
+        const by = sb.stats.graphql.mutationsByPerson;
+        by[ctx.viewer.name] = (by[ctx.viewer.name] ?? 0) + 1;
+      } else sb.stats.graphql.queries++;
       const name = op?.name?.value ?? 'anonymous';
       sb.stats.graphql.byOperation[name] = (sb.stats.graphql.byOperation[name] ?? 0) + 1;
     },

@@ -60,6 +60,13 @@ const schemaFieldBody = z.discriminatedUnion('action', [
     })
     .strict(),
 ]);
+const refuseBody = z
+  .object({
+    id: z.string().min(1),
+    message: z.string().min(1).max(500).optional(),
+    clear: z.boolean().optional(),
+  })
+  .strict();
 const introspectionBody = z.object({ enabled: z.boolean() }).strict();
 
 const expiryMs = (s: string) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s);
@@ -229,6 +236,13 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     const b = await parse(req, introspectionBody);
     sb.editSchema((e) => (e.introspection = b.enabled));
     return json(200, { introspection: b.enabled });
+  });
+  // The service refusing one record's change by its own rules (a domain error), until cleared or reset.
+  post('/_sandbox/mutations/refuse', async (req) => {
+    const b = await parse(req, refuseBody);
+    if (b.clear) sb.refusedMutations.delete(b.id);
+    else sb.refusedMutations.set(b.id, b.message ?? `record ${b.id} is locked and cannot be changed`);
+    return json(200, { refused: [...sb.refusedMutations.keys()] });
   });
   router.add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats));
   post('/_sandbox/reset', () => {

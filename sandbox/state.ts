@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import { OffsetClock } from '../shared/clock';
 import type { SchemaEdits } from './graphql';
 import { DataStore } from './data/store';
@@ -35,6 +36,8 @@ export class Sandbox {
   readonly faults = new FaultQueue();
   /** Ids of people an administrator has disabled: their refreshes and logins are refused, as in Keycloak. */
   readonly disabledPeople = new Set<string>();
+  /** Records whose mutations the service refuses with a domain error (`mutations/refuse`): id → message. */
+  readonly refusedMutations = new Map<string, string>();
   stats: SandboxStats = emptyStats();
   data: DataStore;
   /** What the `schema/…` hooks changed; `schemaVersion` counts the changes (the endpoint rebuilds on one). */
@@ -77,6 +80,12 @@ export class Sandbox {
     return `${this.options.tenant[0].toUpperCase()}${this.options.tenant.slice(1)} (sandbox)`;
   }
 
+  /** A mutation of record `id` refused as the service refuses a change its rules forbid (a domain error). */
+  refuseIfAsked(id: string): void {
+    const message = this.refusedMutations.get(id);
+    if (message !== undefined) throw new DomainError(message);
+  }
+
   /** Checks the `{tenant}` in a path: other realms do not exist, as in Keycloak. */
   realm(req: Request): this {
     if (req.params.tenant !== this.options.tenant)
@@ -97,11 +106,19 @@ export class Sandbox {
     this.sessions.clear();
     this.faults.clear();
     this.disabledPeople.clear();
+    this.refusedMutations.clear();
     this.stats = emptyStats();
     this.data = new DataStore(this.options.seed, this.options.records, () => this.clock.now());
     this.editSchema((e) =>
       Object.assign(e, { removed: [], added: [], introspection: this.options.introspection }),
     );
     this.seedCredentials();
+  }
+}
+
+/** A change the service's own rules refuse (not a malformed request): its message is the one callers see. */
+export class DomainError extends GraphQLError {
+  constructor(message: string) {
+    super(message, { extensions: { code: 'DOMAIN_RULE' } });
   }
 }

@@ -7,6 +7,8 @@ export interface SandboxStats {
     refused: number;
     /** Operations run, by operation name (`anonymous` without one): a run's pages apart from its schema reads. */
     byOperation: Record<string, number>;
+    /** Mutations run by each person (username), as the service's audit log would count them. */
+    mutationsByPerson: Record<string, number>;
   };
   /** Requests answered by an injected fault instead of the endpoint (not counted above). */
   faults: number;
@@ -15,6 +17,6 @@ export interface SandboxStats {
 export const emptyStats = (): SandboxStats => ({
   token: { client_credentials: 0, device_code: 0, refresh_token: 0 },
   deviceAuthorization: 0,
-  graphql: { queries: 0, mutations: 0, refused: 0, byOperation: {} },
+  graphql: { queries: 0, mutations: 0, refused: 0, byOperation: {}, mutationsByPerson: {} },
   faults: 0,
 });

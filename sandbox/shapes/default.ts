@@ -197,6 +197,7 @@ export const defaultShape: Shape = {
       },
       Mutation: {
         updateControl: (_: unknown, { id, input }: { id: string; input: { status?: string | null } }) => {
+          sb.refuseIfAsked(id);
           if (input.status != null && !CONTROL_STATUSES.includes(input.status)) {
             throw new GraphQLError(`status must be one of ${CONTROL_STATUSES.join(', ')}`, {
               extensions: { code: 'BAD_USER_INPUT' },
@@ -205,8 +206,12 @@ export const defaultShape: Shape = {
           const fields = input.status == null ? {} : { status: input.status };
           return cols().controls.update(id, fields) ?? notFound('controls', id);
         },
-        updateKpi: (_: unknown, { id, input }: { id: string; input: { value?: number | null } }) =>
-          cols().kpis.update(id, input.value == null ? {} : { value: input.value }) ?? notFound('kpis', id),
+        updateKpi: (_: unknown, { id, input }: { id: string; input: { value?: number | null } }) => {
+          sb.refuseIfAsked(id);
+          return (
+            cols().kpis.update(id, input.value == null ? {} : { value: input.value }) ?? notFound('kpis', id)
+          );
+        },
       },
     };
   },

@@ -317,6 +317,7 @@ export const variedShape: Shape = {
       Mutation: {
         setMetric: (_: unknown, { key, value }: { key: string; value: number }) => {
           const id = `kpi-${key.slice(2)}`;
+          sb.refuseIfAsked(id);
           if (!/^m-\d{7,}$/.test(key)) notFound('metrics', key);
           const r = cols().kpis.update(id, { value });
           return r ? metric(r) : notFound('metrics', key);
