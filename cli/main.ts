@@ -6,6 +6,7 @@ import { DEV_HELP, devCommand } from './dev';
 import { DISCOVER_HELP, discoverCommand } from './discover';
 import { DOCTOR_HELP, doctorCommand } from './doctor';
 import { EXPORT_HELP, exportCommand } from './export';
+import { IMPORT_HELP, importCommand } from './import';
 import { LOGIN_HELP, loginCommand } from './login';
 import { SANDBOX_HELP, sandboxCommand } from './sandbox';
 import { SECRETS_HELP, secretsCommand } from './secrets';
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Pro
   discover: { help: DISCOVER_HELP, run: discoverCommand },
   sync: { help: SYNC_HELP, run: syncCommand },
   export: { help: EXPORT_HELP, run: exportCommand },
+  import: { help: IMPORT_HELP, run: importCommand },
   secrets: { help: SECRETS_HELP, run: secretsCommand },
   doctor: { help: DOCTOR_HELP, run: doctorCommand },
 };
@@ -29,6 +31,8 @@ const SETUP_CODES = new Set([
   'credential_rejected',
   'introspection_refused',
   'catalog_invalid',
+  'admin_login_required',
+  'operations_invalid',
 ]);
 
 export const version = (): string =>

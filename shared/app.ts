@@ -2,6 +2,7 @@ import type { AccessLayer } from './access';
 import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import type { ExportSetup } from './exports/setup';
+import type { ImportSetup } from './imports/setup';
 import { appLogger, type LogData, type Logger } from './log';
 import type { RunRecorder } from './runs/recorder';
 import type { SyncSetup } from './sync/setup';
@@ -21,6 +22,8 @@ export interface App {
   sync(): SyncSetup;
   /** Streams, storage and ledger of the export webhook, built on first use. */
   exports(): ExportSetup;
+  /** Operations, store and ledger of the import webhook, built on first use. */
+  imports(): ImportSetup;
   /** Run summaries of syncs, exports and logins (never fails a run), built on first use. */
   runs(): RunRecorder;
   /**
@@ -49,6 +52,7 @@ export function appContext(): App {
     const logger = appLogger({ stderr: !(config.hosted && config.telemetry.appInsightsConnectionString) });
     let sync: SyncSetup | undefined;
     let exports: ExportSetup | undefined;
+    let imports: ImportSetup | undefined;
     let runs: RunRecorder | undefined;
     const self: App = {
       config,
@@ -80,6 +84,25 @@ export function appContext(): App {
             ),
         });
         return exports;
+      },
+      imports: () => {
+        const { importSetup } = require('./imports/setup') as typeof import('./imports/setup');
+        imports ??= importSetup(config, self.access(), {
+          clock: appClock,
+          logger,
+          accepted: (input) =>
+            self.traced(
+              'import accepted',
+              { runId: input.id, tenant: input.tenant, count: input.total },
+              () => {
+                const { importSummary } = require('./runs/summary') as typeof import('./runs/summary');
+                return self
+                  .runs()
+                  .save(importSummary(input, { applied: 0, failed: 0, skipped: 0, pending: input.total }));
+              },
+            ),
+        });
+        return imports;
       },
       runs: () => {
         const { runRecorder } = require('./runs/setup') as typeof import('./runs/setup');

@@ -98,6 +98,35 @@ export const ERRORS = {
     title: 'Export failed',
     action: 'Request the export again; the message names the stream that failed and why.',
   },
+  import_failed: {
+    title: 'Import failed',
+    action:
+      'See the message; items with a result were applied or refused as listed, the others were not sent: post them again with new item keys.',
+  },
+  import_item_refused: {
+    title: 'Item refused by the tenant',
+    action: 'The tenant refused this item (see its message): correct the item and post it again.',
+  },
+  outcome_unknown: {
+    title: 'Outcome unknown',
+    action:
+      'The host stopped while this item was being sent, so it may or may not have been applied; it is never sent again by itself: check it in the tenant and post it again if needed.',
+  },
+  admin_wait_expired: {
+    title: 'No admin signed in in time',
+    action:
+      'An admin must sign in on the admin page (/api/manage) within IMPORTS_ADMIN_WAIT of the session being lost; post the items that were not applied again once one has.',
+  },
+  unknown_operation: {
+    title: 'Unknown operation',
+    action:
+      'Use one of the operations the detail lists, or add the mutation to the file named by IMPORT_OPERATIONS_FILE.',
+  },
+  operations_invalid: {
+    title: 'Invalid import operations',
+    action:
+      'Fix the file named by IMPORT_OPERATIONS_FILE (the message names the operation and what is wrong).',
+  },
   unexpected: {
     title: 'Unexpected error',
     action:

@@ -15,6 +15,7 @@ const GROUPS: Array<[SettingMeta['group'], string]> = [
   ['azure', 'Azure and the Functions host'],
   ['sync', 'Sync'],
   ['export', 'Export'],
+  ['import', 'Import (write-back with the admin’s session)'],
   ['telemetry', 'Telemetry (OpenTelemetry traces and logs)'],
 ];
 

@@ -61,6 +61,20 @@ var rules = [
     query: 'traces | where message == "export failed" | project timestamp, runId = tostring(customDimensions.runId), code = tostring(customDimensions.code)'
   }
   {
+    name: 'imports-failing'
+    description: 'Imports (write-back) are failing'
+    severity: 2
+    windowMinutes: 60
+    query: 'traces | where message == "import failed" | project timestamp, runId = tostring(customDimensions.runId), code = tostring(customDimensions.code)'
+  }
+  {
+    name: 'import-waiting-for-admin'
+    description: 'An import waits for an admin to sign in again (the admin page, /api/manage)'
+    severity: 2
+    windowMinutes: 60
+    query: 'traces | where message == "import waiting for admin" | project timestamp, runId = tostring(customDimensions.runId)'
+  }
+  {
     name: 'no-successful-sync'
     description: 'No successful sync for twice the schedule interval'
     severity: 2

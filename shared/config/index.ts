@@ -40,11 +40,23 @@ function storageConnectionString(text: string): boolean {
   );
 }
 
-/** `30m`, `12h`, `1d` in milliseconds. */
-function durationMs(text: string): number {
+/** `30m`, `12h`, `1d` — or ISO 8601's `PT30M`, `PT12H`, `P1D`, `P1DT12H` — in milliseconds. */
+export function durationMs(text: string): number {
+  const iso = /^P(?:(\d{1,6})D)?(?:T(?:(\d{1,6})H)?(?:(\d{1,6})M)?)?$/i.exec(text);
+  if (iso) return ((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000;
   const n = Number(text.slice(0, -1));
   return n * { m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 'm' | 'h' | 'd'];
 }
+
+/** A duration setting: `30m`, `12h`, `1d` or ISO 8601 (`PT30M`, `P1D`), at least `min` ms. */
+const durationSetting = (minMs: number, minText: string) =>
+  z
+    .string()
+    .regex(
+      /^(\d{1,6}[mhd]|P(?=\d|T\d)(\d{1,6}D)?(T(?=\d)(\d{1,6}H)?(\d{1,6}M)?)?)$/i,
+      'a duration such as 30m, 12h, 1d or P1D',
+    )
+    .refine((d) => durationMs(d) >= minMs, `at least ${minText}`);
 
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
@@ -57,7 +69,7 @@ export interface SettingMeta {
   description: string;
   default: string;
   usedBy: string;
-  group: 'tenant' | 'secret-name' | 'store' | 'azure' | 'sync' | 'export' | 'telemetry';
+  group: 'tenant' | 'secret-name' | 'store' | 'azure' | 'sync' | 'export' | 'import' | 'telemetry';
 }
 
 export const settingsSchema = z
@@ -224,6 +236,28 @@ export const settingsSchema = z
       usedBy: 'export',
       group: 'secret-name',
     }),
+    IMPORT_OPERATIONS_FILE: optional(z.string().min(1)).meta({
+      description:
+        'JSON file of the mutations `POST /api/imports` may run (`{ "operations": { "name": "mutation …" } }`); nothing else can be run.',
+      default: 'unset: the sandbox’s `updateKpi` and `updateControl`',
+      usedBy: 'import',
+      group: 'import',
+    }),
+    IMPORTS_MAX_ITEMS: optional(
+      z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
+    ).meta({
+      description: 'Items one import may hold (1–100000); a larger body is refused with 413.',
+      default: '`1000`',
+      usedBy: 'import',
+      group: 'import',
+    }),
+    IMPORTS_ADMIN_WAIT: optional(durationSetting(60_000, '1m')).meta({
+      description:
+        'How long an import whose admin session was lost waits (`waiting_for_admin`) for an admin to sign in again before it fails.',
+      default: '`P1D`',
+      usedBy: 'import',
+      group: 'import',
+    }),
     SYNC_FORMAT: optional(z.enum(['ndjson', 'parquet'])).meta({
       description:
         '`parquet`: the `dir` sink writes `{stream}.parquet` instead of NDJSON, the `blob` sink adds it beside the NDJSON.',
@@ -231,12 +265,7 @@ export const settingsSchema = z
       usedBy: 'sync (blob, dir sinks)',
       group: 'sync',
     }),
-    SYNC_FULL_PASS_EVERY: optional(
-      z
-        .string()
-        .regex(/^\d{1,6}[mhd]$/, 'a duration such as 30m, 12h or 1d')
-        .refine((d) => durationMs(d) >= 60_000, 'at least 1m'),
-    ).meta({
+    SYNC_FULL_PASS_EVERY: optional(durationSetting(60_000, '1m')).meta({
       description:
         'A stream that reads incrementally (its `incremental` in the streams) still reads everything this often — the only way the API shows a deletion. Also after its definition changed, or its state is missing.',
       default: '`24h`',
@@ -459,6 +488,8 @@ export interface AppConfig {
   /** Exports running at once for the tenant; more get 429. */
   exportsMaxConcurrent: number;
   exportsRequestSecretName?: string;
+  /** IMPORT_OPERATIONS_FILE, IMPORTS_MAX_ITEMS, IMPORTS_ADMIN_WAIT. */
+  imports: { operationsFile?: string; maxItems: number; adminWaitMs: number };
   /** SYNC_FORMAT. */
   syncFormat: SyncFormat;
   /** SYNC_REJECTED_RECORDS: what a sink does with a record it cannot store. */
@@ -533,6 +564,12 @@ export function loadConfig(
     ),
     exportsMaxConcurrent: s.EXPORTS_MAX_CONCURRENT ?? DEFAULT_EXPORTS_MAX_CONCURRENT,
     exportsRequestSecretName: s.EXPORTS_REQUEST_SECRET_NAME,
+    imports: {
+      operationsFile:
+        s.IMPORT_OPERATIONS_FILE && resolve(options.cwd ?? process.cwd(), s.IMPORT_OPERATIONS_FILE),
+      maxItems: s.IMPORTS_MAX_ITEMS ?? 1000,
+      adminWaitMs: durationMs(s.IMPORTS_ADMIN_WAIT ?? 'P1D'),
+    },
     postgres:
       s.POSTGRES_URL || s.POSTGRES_HOST
         ? {

@@ -184,6 +184,49 @@ const delegatedSession: CheckRun = async ({ access }) => {
 };
 
 /**
+ * The import allow-list (IMPORT_OPERATIONS_FILE, else the built-in two): each operation parses and fits the
+ * tenant's schema (its mutation fields exist, its variables' types are the schema's), and an admin's session is
+ * there to run them. Whether that person may change a given record, only the tenant says, per item.
+ */
+const importOperations: CheckRun = async ({ config, access }, signal) => {
+  const { loadOperations, schemaProblems } = await import('../imports/operations');
+  const operations = await loadOperations(config.imports.operationsFile);
+  const { introspect } = await import('../catalog/introspect');
+  const schema = await introspect(access.graphql, { abortSignal: signal }).catch((err: unknown) => {
+    if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
+    throw err;
+  });
+  const misfits = schema
+    ? [...operations.values()].flatMap((o) =>
+        schemaProblems(o, schema)
+          .slice(0, 1)
+          .map((p) => `${o.name}: ${p}`),
+      )
+    : [];
+  const names = [...operations.keys()].join(', ');
+  if (misfits.length)
+    return {
+      state: 'fail',
+      found: `operations that do not fit the tenant's schema — ${misfits.join('; ')}`,
+      action: config.imports.operationsFile
+        ? 'Fix those operations in IMPORT_OPERATIONS_FILE (`tenant-integrations discover` lists the tenant’s mutations).'
+        : 'Write the tenant’s mutations in a file named by IMPORT_OPERATIONS_FILE (docs/import.md): the built-in ones are the sandbox’s.',
+    };
+  const session = await access.delegated.status();
+  if (session?.state !== 'connected')
+    return {
+      state: 'warn',
+      found: `${names} ${schema ? 'fit the schema' : 'parse (introspection refused: not checked against the schema)'}; no admin session to run them`,
+      action:
+        'Sign in on the admin page (/api/manage) or with tenant-integrations login before posting imports.',
+    };
+  return {
+    state: schema ? 'ok' : 'warn',
+    found: `${names} ${schema ? 'fit the tenant’s schema' : 'parse (introspection refused: not checked against the schema)'}; run as ${session.username}`,
+  };
+};
+
+/**
  * The catalog held against the tenant's schema: one check per stream, naming each field that is gone and each
  * the stream does not read (SYNC_STREAMS_FILE, else the stored catalog; none yet is what the first run discovers).
  */
@@ -296,6 +339,7 @@ const CHECKS: ReadonlyArray<readonly [string, CheckRun]> = [
   ['read-only credential', readOnly],
   ['storage', storage],
   ['delegated session', delegatedSession],
+  ['import operations', importOperations],
 ];
 
 /** Runs every check, then each configured sink's own; `configuration` is assumed valid (the caller reports a ConfigError). */

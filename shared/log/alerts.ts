@@ -11,6 +11,8 @@ export const ALERT_RECORDS = {
   'M2M credential rejected': ['clientId', 'code'],
   'delegated session needs a new login': ['tenant', 'reason'],
   'export failed': ['runId', 'tenant', 'code'],
+  'import failed': ['runId', 'tenant', 'code'],
+  'import waiting for admin': ['runId', 'tenant'],
 } as const satisfies Record<string, readonly LogField[]>;
 
 export type AlertRecord = keyof typeof ALERT_RECORDS;

@@ -30,6 +30,10 @@ export const LOG_FIELDS = [
   'kind',
   'trigger',
   'outcome',
+  'applied',
+  'failed',
+  'skipped',
+  'pending',
 ] as const;
 export type LogField = (typeof LOG_FIELDS)[number];
 export type LogData = Partial<Record<LogField, string | number | boolean | undefined>>;

@@ -22,7 +22,7 @@ export const schemaFindingsSchema = z.object({
 
 export const runSummarySchema = z.object({
   id: z.string().min(1).max(200),
-  kind: z.enum(['sync', 'export', 'login']),
+  kind: z.enum(['sync', 'export', 'login', 'import']),
   trigger: z.enum(['schedule', 'manual', 'resumed', 'request']),
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime().optional(),
@@ -49,6 +49,21 @@ export const runSummarySchema = z.object({
   sinks: z.string().optional(),
   /** A sync's view of the tenant's schema: fields it has that a stream does not read; changes adopted. */
   schema: schemaFindingsSchema.optional(),
+  /** An import's operation, its items' outcomes, the first failures (key and the tenant's message), and a wait. */
+  import: z
+    .object({
+      operation: z.string(),
+      total: z.number().int(),
+      applied: z.number().int(),
+      failed: z.number().int(),
+      skipped: z.number().int(),
+      pending: z.number().int(),
+      failures: z
+        .array(z.object({ key: z.string(), code: z.string().optional(), message: z.string() }))
+        .max(20),
+      waitingForAdmin: z.object({ since: z.string(), reason: z.string() }).optional(),
+    })
+    .optional(),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 export type RunKind = RunSummary['kind'];

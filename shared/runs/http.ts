@@ -9,7 +9,7 @@ import { sweepStoppedRuns } from './sweep';
 
 const listQuery = z
   .object({
-    kind: z.enum(['sync', 'export', 'login']).optional(),
+    kind: z.enum(['sync', 'export', 'login', 'import']).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     before: z.iso.datetime().optional(),
   })

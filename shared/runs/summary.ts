@@ -2,6 +2,8 @@ import { extensionOf } from '../exports/formats';
 import type { ExportInput, StreamOutcome } from '../exports/orchestration';
 import { noCounts } from '../sync/counts';
 import type { StreamResult } from '../sync/run';
+import type { Counts } from '../imports/apply';
+import type { ImportInput } from '../imports/orchestration';
 import type { RunSummary } from './history';
 import { actionFor } from '../errors';
 
@@ -107,5 +109,47 @@ export function exportSummary(
       ? { error: { code: 'export_failed', message, action: actionFor('export_failed') } }
       : {}),
     sinks: `${extensionOf(input.format, input.gzip)} to Blob Storage`,
+  };
+}
+
+/**
+ * An import's summary: its items' outcomes and the first failures by the caller's key. Succeeded only when every
+ * item was applied; a refused item fails the run (its alert fires) though the import itself completed.
+ */
+export function importSummary(
+  input: ImportInput,
+  counts: Counts,
+  options: {
+    finishedAt?: string;
+    failures?: Array<{ key: string; code?: string; message: string }>;
+    error?: { code: string; message: string };
+    waitingForAdmin?: { since: string; reason: string };
+  } = {},
+): RunSummary {
+  const failures = options.failures ?? [];
+  const error =
+    options.error ??
+    (options.finishedAt && (counts.failed || counts.skipped)
+      ? {
+          code: failures[0]?.code === 'outcome_unknown' ? 'outcome_unknown' : 'import_item_refused',
+          message: `${counts.failed} of ${input.total} items failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}${failures[0] ? `; first: ${failures[0].key}: ${failures[0].message}` : ''}`,
+        }
+      : undefined);
+  return {
+    id: input.id,
+    kind: 'import',
+    trigger: 'request',
+    startedAt: input.requestedAt,
+    ...(options.finishedAt ? finished(input.requestedAt, options.finishedAt) : {}),
+    outcome: !options.finishedAt ? 'running' : error ? 'failed' : 'succeeded',
+    streams: {},
+    ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
+    import: {
+      operation: input.operation,
+      total: input.total,
+      ...counts,
+      failures: failures.slice(0, 20),
+      ...(options.waitingForAdmin ? { waitingForAdmin: options.waitingForAdmin } : {}),
+    },
   };
 }

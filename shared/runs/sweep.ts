@@ -4,6 +4,7 @@ import { deviceLoginInstanceId } from '../device-login/orchestration';
 import { isRunning, readInstance } from '../durable';
 import { ERRORS } from '../errors';
 import { exportInstanceId } from '../exports/orchestration';
+import { importInstanceId } from '../imports/orchestration';
 import { syncInstanceId } from '../sync/orchestration';
 import { endRunSpan } from '../telemetry';
 import type { RunSummary } from './history';
@@ -13,12 +14,13 @@ const FAILED_RECORD: Record<RunSummary['kind'], string> = {
   sync: 'sync run failed',
   export: 'export failed',
   login: 'device login failed',
+  import: 'import failed',
 };
 
 /** Whether the instance working on `run` is still working on it (a sync or login instance is reused by later runs). */
 function stillWorking(run: RunSummary, instance: Awaited<ReturnType<typeof readInstance>>): boolean {
   if (!instance || !isRunning(instance.runtimeStatus)) return false;
-  if (run.kind === 'export') return true;
+  if (run.kind === 'export' || run.kind === 'import') return true;
   return (instance.customStatus as { runId?: unknown } | null | undefined)?.runId === run.id;
 }
 
@@ -44,9 +46,11 @@ export async function sweepStoppedRuns(
       const instanceId =
         run.kind === 'export'
           ? exportInstanceId(run.id)
-          : run.kind === 'sync'
-            ? syncInstanceId(tenant)
-            : deviceLoginInstanceId(tenant);
+          : run.kind === 'import'
+            ? importInstanceId(run.id)
+            : run.kind === 'sync'
+              ? syncInstanceId(tenant)
+              : deviceLoginInstanceId(tenant);
       const instance = await readInstance(client, instanceId);
       if (stillWorking(run, instance)) continue;
       const finishedAt = new Date(now).toISOString();

@@ -395,6 +395,8 @@ describe('alerts and workbook', () => {
       'credential-rejected',
       'delegated-session-login-required',
       'exports-failing',
+      'import-waiting-for-admin',
+      'imports-failing',
       'no-successful-sync',
       'sync-failed-in-a-row',
     ]);

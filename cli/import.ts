@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createAccessLayer } from '../shared/access';
+import { introspect } from '../shared/catalog/introspect';
+import { IntegrationError } from '../shared/errors';
+import { applyBatch, type Counts } from '../shared/imports/apply';
+import { loadOperations, schemaProblems } from '../shared/imports/operations';
+import { parseImportRequest } from '../shared/imports/request';
+import { itemResults } from '../shared/imports/run';
+import { MemoryImportStore } from '../shared/imports/store';
+import { parse, UsageError, type CommandHelp } from './args';
+import { describeTarget, resolveTenant } from './context';
+
+export const IMPORT_HELP: CommandHelp = {
+  usage: 'import --operation NAME --file items.ndjson [--json]',
+  summary:
+    'Applies an allow-listed mutation to each item of a file with the stored admin session (the code of\n' +
+    'POST /api/imports): every item checked first, then a result per item. Needs `tenant-integrations login`.',
+  options: [
+    ['--operation NAME', 'an operation of IMPORT_OPERATIONS_FILE (default: updateKpi, updateControl)'],
+    ['--file PATH', 'one item per line: {"key": "…", "variables": {…}}'],
+    ['--json', 'print the counts and every result as one JSON document'],
+  ],
+};
+
+const WIDTH = 24;
+
+function bar(done: number, total: number, c: Counts): string {
+  const ratio = total ? done / total : 1;
+  return `[${'█'.repeat(Math.round(ratio * WIDTH)).padEnd(WIDTH, '░')}] ${done}/${total} · ${c.applied} applied · ${c.failed} failed`;
+}
+
+/** `tenant-integrations import`: the import's own checks and ledger, in this process, with the stored session. */
+export async function importCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    operation: { type: 'string' },
+    file: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (!values.operation) throw new UsageError('--operation NAME is required');
+  if (!values.file) throw new UsageError('--file PATH is required (one {"key", "variables"} per line)');
+  let text: string;
+  try {
+    text = await readFile(values.file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${values.file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const items: unknown[] = [];
+  for (const [n, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue;
+    try {
+      items.push(JSON.parse(line));
+    } catch {
+      throw new UsageError(`${values.file}:${n + 1}: not a JSON line`);
+    }
+  }
+  const target = await resolveTenant();
+  try {
+    const { config } = target;
+    const access = createAccessLayer(config);
+    if (!values.json) describeTarget(target);
+    const session = await access.delegated.status();
+    if (session?.state !== 'connected')
+      throw new IntegrationError(
+        'admin_login_required',
+        `imports run with an admin's session and ${session ? 'the stored one needs a new sign-in' : 'none is stored'}: run \`tenant-integrations login\` first`,
+      );
+    const operations = await loadOperations(config.imports.operationsFile);
+    const schema = await introspect(access.graphql).catch((err: unknown) => {
+      if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
+      throw err;
+    });
+    const parsed = parseImportRequest(JSON.stringify({ operation: values.operation, items }), {
+      operations,
+      maxItems: config.imports.maxItems,
+      development: true,
+      schema,
+    });
+    if (!parsed.ok) throw new UsageError(parsed.problems.join('\n  '));
+    const operation = operations.get(parsed.value.operation)!;
+    const misfit = schema ? schemaProblems(operation, schema) : [];
+    if (misfit.length)
+      throw new IntegrationError(
+        'operations_invalid',
+        `operation ${operation.name} does not fit the tenant's schema: ${misfit.join('; ')}`,
+      );
+    const id = randomUUID();
+    const store = new MemoryImportStore();
+    const batch = { operation: operation.name, document: operation.document, items: parsed.value.items };
+    await store.saveBatch(id, batch);
+    const tty = !values.json && process.stderr.isTTY;
+    const total = batch.items.length;
+    const result = await applyBatch(id, batch, store, access.delegatedGraphql, {
+      onProgress: (c) => {
+        const line = bar(total - c.pending, total, c);
+        process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+      },
+    });
+    if (tty) process.stderr.write('\n');
+    const results = await itemResults(store, id, batch);
+    if (values.json)
+      process.stdout.write(
+        `${JSON.stringify({ operation: operation.name, counts: result.counts, results, ...(result.sessionLost ? { sessionLost: result.sessionLost } : {}) })}\n`,
+      );
+    else
+      for (const r of results)
+        process.stdout.write(
+          `${r.state === 'applied' ? '✔' : r.state === 'pending' ? '·' : '✘'} ${r.key} ${r.state}${r.message ? `: ${r.message}` : ''}\n`,
+        );
+    if (result.sessionLost) {
+      process.stderr.write(
+        `the admin session was lost (${result.sessionLost}): ${result.counts.pending} items not sent; run \`tenant-integrations login\`, then import those again\n`,
+      );
+      return 1;
+    }
+    return result.counts.failed ? 1 : 0;
+  } finally {
+    await target.close();
+  }
+}

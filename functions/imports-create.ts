@@ -1,0 +1,20 @@
+import type { HttpRequest } from '@azure/functions';
+import * as df from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
+import { appContext } from '../shared/app';
+import { createImport, importsUnlessUnavailable } from '../shared/imports/http';
+
+/**
+ * POST /api/imports (function key): `{ operation, items: [{ key, variables }], callbackUrl? }` → 202 with
+ * Location and `{ id, statusUri }`; 409 `admin_login_required` without an admin's session; Idempotency-Key honoured.
+ */
+df.app.client.http('importsCreate', {
+  route: 'imports',
+  methods: ['POST'],
+  authLevel: 'function',
+  handler: (request: HttpRequest, client: DurableClient) =>
+    importsUnlessUnavailable(
+      () => appContext().imports(),
+      (setup) => createImport(request, client, setup),
+    ),
+});

@@ -1,0 +1,17 @@
+import type { HttpRequest } from '@azure/functions';
+import * as df from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
+import { appContext } from '../shared/app';
+import { importStatus, importsUnlessUnavailable } from '../shared/imports/http';
+
+/** GET /api/imports/{id} (function key): the import's state, counts and a result per item. */
+df.app.client.http('importsStatus', {
+  route: 'imports/{id}',
+  methods: ['GET'],
+  authLevel: 'function',
+  handler: (request: HttpRequest, client: DurableClient) =>
+    importsUnlessUnavailable(
+      () => appContext().imports(),
+      (setup) => importStatus(request, client, setup),
+    ),
+});

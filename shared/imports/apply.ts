@@ -1,0 +1,149 @@
+import { bounded, GraphqlErrors, IntegrationError, LoginRequired } from '../errors';
+import type { TenantGraphqlClient } from '../graphql/client';
+import type { Logger } from '../log';
+import type { ImportBatch, ImportStore, ItemOutcome } from './store';
+
+/** Items sent at once (each one mutation): what the tenant sees from one import. */
+export const IMPORT_CONCURRENCY = 4;
+/** Items per recorded window: one storage write per this many items (docs/import.md, "Exactly once"). */
+export const WINDOW_ITEMS = 50;
+
+export interface Counts {
+  applied: number;
+  failed: number;
+  skipped: number;
+  pending: number;
+}
+
+export interface ApplyResult {
+  counts: Counts;
+  /** The delegated session was lost (refresh refused, no session): why. Items not sent stay pending. */
+  sessionLost?: string;
+}
+
+export function countsOf(total: number, outcomes: Iterable<ItemOutcome>): Counts {
+  const c: Counts = { applied: 0, failed: 0, skipped: 0, pending: total };
+  for (const o of outcomes) {
+    c[o.state]++;
+    c.pending--;
+  }
+  return c;
+}
+
+const UNKNOWN_MESSAGE =
+  'the host stopped while this item was being sent: it may or may not have been applied, and is not sent again';
+
+/** The tenant's own words for a refused item (its GraphQL errors' messages), else ours. */
+function refusal(index: number, err: unknown): ItemOutcome {
+  if (err instanceof GraphqlErrors)
+    return {
+      index,
+      state: 'failed',
+      code: 'import_item_refused',
+      message: bounded(err.errors.map((e) => e.message).join('; '), 500),
+    };
+  const code = err instanceof IntegrationError ? err.code : 'unexpected';
+  return { index, state: 'failed', code, message: bounded((err as Error).message, 500) };
+}
+
+/**
+ * Applies the batch's items that have no outcome yet, `concurrency` at a time, each one mutation with the
+ * delegated session — at most `limit` of them (the activity's share), then returns the counts. Before a window of
+ * items is sent the window is recorded, and the outcomes of one window go with the next window's record
+ * (shared/imports/store.ts). A session lost on the way stops sending: the items not sent stay pending.
+ */
+export async function applyBatch(
+  id: string,
+  batch: ImportBatch,
+  store: ImportStore,
+  graphql: TenantGraphqlClient,
+  options: {
+    concurrency?: number;
+    windowItems?: number;
+    limit?: number;
+    abortSignal?: AbortSignal;
+    logger?: Logger;
+    /** After each window: items done so far (the CLI's progress bar). */
+    onProgress?: (counts: Counts) => void;
+  } = {},
+): Promise<ApplyResult> {
+  const total = batch.items.length;
+  const { outcomes, window } = await store.progress(id);
+  // A window left by a stopped host: its items without an outcome may have reached the tenant.
+  let carried: ItemOutcome[] = [];
+  if (window)
+    for (let i = window[0]; i < Math.min(window[1], total); i++)
+      if (!outcomes.has(i))
+        carried.push({ index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE });
+  for (const o of carried) outcomes.set(o.index, o);
+  const todo: number[] = [];
+  for (let i = 0; i < total && todo.length < (options.limit ?? Infinity); i++)
+    if (!outcomes.has(i)) todo.push(i);
+  const size = options.windowItems ?? WINDOW_ITEMS;
+  let sessionLost: string | undefined;
+  for (let start = 0; start < todo.length && !sessionLost; start += size) {
+    options.abortSignal?.throwIfAborted();
+    const slice = todo.slice(start, start + size);
+    await store.commit(id, carried, [slice[0], slice[slice.length - 1] + 1]);
+    carried = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < slice.length && !sessionLost) {
+        const index = slice[next++];
+        const item = batch.items[index];
+        try {
+          await graphql.request(batch.document, {
+            variables: item.variables,
+            abortSignal: options.abortSignal,
+          });
+          carried.push({ index, state: 'applied' });
+        } catch (err) {
+          if (err instanceof LoginRequired) {
+            // Refused before the mutation ran (no token to send, or 401): not applied, sent again on resume.
+            sessionLost = err.message;
+            continue;
+          }
+          if (options.abortSignal?.aborted) throw err;
+          carried.push(refusal(index, err));
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(options.concurrency ?? IMPORT_CONCURRENCY, slice.length) }, lane),
+    );
+    for (const o of carried) outcomes.set(o.index, o);
+    options.onProgress?.(countsOf(total, outcomes.values()));
+  }
+  await store.commit(id, carried, null);
+  const counts = countsOf(total, outcomes.values());
+  options.logger?.log(sessionLost ? 'warn' : 'info', 'import items applied', {
+    runId: id,
+    applied: counts.applied,
+    failed: counts.failed,
+    pending: counts.pending,
+  });
+  return { counts, ...(sessionLost ? { sessionLost } : {}) };
+}
+
+/** Items never sent, once the import has ended without them: `skipped`, so every item has its outcome. */
+export async function skipRest(
+  id: string,
+  total: number,
+  store: ImportStore,
+  reason: string,
+): Promise<Counts> {
+  const { outcomes, window } = await store.progress(id);
+  const rest: ItemOutcome[] = [];
+  for (let i = 0; i < total; i++)
+    if (!outcomes.has(i)) {
+      const unknown = window && i >= window[0] && i < window[1];
+      rest.push(
+        unknown
+          ? { index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE }
+          : { index: i, state: 'skipped', message: bounded(reason, 300) },
+      );
+    }
+  await store.commit(id, rest, null);
+  for (const o of rest) outcomes.set(o.index, o);
+  return countsOf(total, outcomes.values());
+}

@@ -1,0 +1,223 @@
+import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import { randomUUID } from 'node:crypto';
+import { readInstance } from '../durable';
+import { problem } from '../errors';
+import { readBodyUpTo } from '../exports/http';
+import { callerScope, parseIdempotencyKey } from '../exports/request';
+import {
+  IMPORT,
+  IMPORT_ID,
+  importInputSchema,
+  importInstanceId,
+  importState,
+  importStateSchema,
+  type ImportInput,
+  type ImportState,
+} from './orchestration';
+import { schemaProblems } from './operations';
+import { importHash, maxBodyBytes, parseImportRequest } from './request';
+import { publicImport } from './run';
+import type { ImportSetup } from './setup';
+
+const POLL_SECONDS = 5;
+
+/** The import's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
+export function importStateOf(instance: DurableOrchestrationStatus): ImportState | undefined {
+  const reported = importStateSchema.safeParse(instance.customStatus);
+  const input = importInputSchema.safeParse(instance.input);
+  let state = reported.success ? reported.data : undefined;
+  if (!state && input.success) state = importState(input.data, 'queued');
+  if (!state) return undefined;
+  const stopped = ['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus);
+  if (stopped && state.state !== 'completed' && state.state !== 'failed')
+    return {
+      ...state,
+      state: 'failed',
+      error: {
+        code: 'run_stopped',
+        message: `the import stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`,
+      },
+    };
+  return state;
+}
+
+function statusUri(request: HttpRequest, id: string): string {
+  const url = new URL(request.url);
+  url.pathname = `${url.pathname.replace(/\/imports\/?$/, '')}/imports/${id}`;
+  url.search = '';
+  return url.href;
+}
+
+function accepted(request: HttpRequest, id: string, state: string, replayed = false): HttpResponseInit {
+  const location = statusUri(request, id);
+  return {
+    status: 202,
+    jsonBody: { id, state, statusUri: location },
+    headers: {
+      location,
+      'retry-after': String(POLL_SECONDS),
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    },
+  };
+}
+
+/**
+ * POST /api/imports: an admin's session must be there; the body is checked whole — operation on the allow-list,
+ * unique keys, every item's variables — before anything is accepted; Idempotency-Key as the export webhook
+ * honours it. Then the items are stored and the import orchestration starts: 202 with where to poll.
+ */
+export async function createImport(
+  request: HttpRequest,
+  client: DurableClient,
+  setup: ImportSetup,
+): Promise<HttpResponseInit> {
+  const type = request.headers.get('content-type');
+  if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
+    return problem(415, 'unsupported_media_type', 'send the body as application/json');
+  const limit = maxBodyBytes(setup.maxItems);
+  const bytes = await readBodyUpTo(request, limit);
+  if (!bytes) return problem(413, 'payload_too_large', `the body may be at most ${limit} bytes`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return problem(400, 'invalid_request', 'the body is not UTF-8 text', {
+      members: { problems: ['body: not UTF-8'] },
+    });
+  }
+  const session = await setup.session();
+  if (session?.state !== 'connected')
+    return problem(
+      409,
+      'admin_login_required',
+      `imports run with an admin's session and ${session ? `the last one needs a new sign-in (${session.reason ?? 'refresh refused'})` : 'no admin has signed in'}: sign in on the admin page (/api/manage) or with \`tenant-integrations login\`, then send the import again`,
+      { members: { adminPage: '/api/manage' } },
+    );
+  const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+  if (!key.ok)
+    return problem(400, 'invalid_request', key.problems.join('; '), { members: { problems: key.problems } });
+  const operations = await setup.operations();
+  const parsed = parseImportRequest(text, {
+    operations,
+    maxItems: setup.maxItems,
+    development: setup.development,
+    schema: await setup.schema(),
+  });
+  if (!parsed.ok)
+    return problem(400, parsed.code, parsed.problems.join('; '), {
+      members: {
+        problems: parsed.problems,
+        ...(parsed.code === 'unknown_operation' ? { knownOperations: [...operations.keys()] } : {}),
+      },
+    });
+  const body = parsed.value;
+  const operation = operations.get(body.operation);
+  if (!operation) return problem(400, 'unknown_operation', `no operation ${body.operation}`);
+  const schema = await setup.schema();
+  const misfit = schema ? schemaProblems(operation, schema) : [];
+  if (misfit.length)
+    return problem(
+      422,
+      'operations_invalid',
+      `operation ${operation.name} does not fit the tenant's schema (${misfit.join('; ')}): fix it in IMPORT_OPERATIONS_FILE (\`tenant-integrations discover\` lists the tenant's mutations)`,
+    );
+  const now = setup.clock.now();
+  const id = randomUUID();
+  const scope = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;
+  const bodyHash = importHash(body);
+  if (key.value) {
+    const claimed = await setup.keys.claimKey(
+      scope,
+      key.value,
+      { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
+      now,
+    );
+    if (claimed !== 'claimed') {
+      if (claimed.bodyHash !== bodyHash)
+        return problem(
+          422,
+          'idempotency_key_reused',
+          'this Idempotency-Key was used with a different import in the last 24 hours; use a new key',
+          { members: { id: claimed.exportId } },
+        );
+      const existing = await readInstance(client, importInstanceId(claimed.exportId));
+      if (!existing)
+        return problem(
+          409,
+          'idempotency_key_in_progress',
+          'an import with this Idempotency-Key is still being started; retry shortly',
+          {
+            headers: { 'retry-after': '1' },
+          },
+        );
+      return accepted(request, claimed.exportId, importStateOf(existing)?.state ?? 'queued', true);
+    }
+  }
+  const input: ImportInput = {
+    id,
+    tenant: setup.tenant,
+    operation: body.operation,
+    total: body.items.length,
+    requestedAt: new Date(now).toISOString(),
+    adminWaitMs: setup.adminWaitMs,
+    ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
+  };
+  try {
+    await setup.store.saveBatch(id, {
+      operation: body.operation,
+      document: operation.document,
+      items: body.items,
+    });
+    await client.startNew(IMPORT.orchestrator, { instanceId: importInstanceId(id), input });
+  } catch (err) {
+    if (key.value) await setup.keys.releaseKey(scope, key.value).catch(() => undefined);
+    setup.logger.log('error', 'import could not start', { reason: (err as Error).message.split('\n')[0] });
+    return problem(503, 'service_unavailable', 'the import could not be started; retry', {
+      headers: { 'retry-after': '10' },
+    });
+  }
+  setup.logger.log('info', 'import started', { runId: id, operation: body.operation, count: input.total });
+  await setup.accepted(input);
+  return accepted(request, id, 'queued');
+}
+
+/** GET /api/imports/{id}: state, counts and a result per item. */
+export async function importStatus(
+  request: HttpRequest,
+  client: DurableClient,
+  setup: ImportSetup,
+): Promise<HttpResponseInit> {
+  const id = request.params.id ?? '';
+  if (!IMPORT_ID.test(id))
+    return problem(400, 'invalid_request', 'the import id is not one this service issued');
+  const instance = await readInstance(client, importInstanceId(id));
+  const state = instance && importStateOf(instance);
+  if (!state) return problem(404, 'not_found', `no import ${id}`);
+  const busy = !['completed', 'failed'].includes(state.state);
+  return {
+    status: 200,
+    jsonBody: await publicImport(setup, state),
+    headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
+  };
+}
+
+/** Storage, the durable store or the tenant's schema failing is the caller's 503 (retry), never a bare 500. */
+export async function importsUnlessUnavailable(
+  setup: () => ImportSetup,
+  handle: (setup: ImportSetup) => Promise<HttpResponseInit>,
+): Promise<HttpResponseInit> {
+  let s: ImportSetup | undefined;
+  try {
+    s = setup();
+    return await handle(s);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'operations_invalid')
+      return problem(503, 'operations_invalid', (err as Error).message, { headers: { 'retry-after': '60' } });
+    s?.logger.log('error', 'import request failed', { reason: (err as Error).message.split('\n')[0] });
+    return problem(503, 'service_unavailable', 'the import service could not answer; retry shortly', {
+      headers: { 'retry-after': '10' },
+    });
+  }
+}

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import type { App } from '../app';
+import { guardedPost } from '../exports/callback';
+import { SignedPoster } from '../net/webhook';
+import { importSummary } from '../runs/summary';
+import { endRunSpan } from '../telemetry';
+import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
+import { importInputSchema, importStateSchema, type ImportState } from './orchestration';
+import type { ImportSetup } from './setup';
+import type { ImportBatch, ImportStore, ItemState } from './store';
+
+/** Items one activity applies before it reports progress (the orchestration calls it again for the rest). */
+export const ACTIVITY_ITEMS = 1_000;
+
+export interface ItemResult {
+  key: string;
+  state: ItemState;
+  code?: string;
+  message?: string;
+}
+
+/** Every item's result, in the order posted: its key, its state, and for a failure the tenant's message. */
+export async function itemResults(
+  store: ImportStore,
+  id: string,
+  batch?: ImportBatch,
+): Promise<ItemResult[]> {
+  const [b, { outcomes }] = await Promise.all([batch ?? store.batch(id), store.progress(id)]);
+  return b.items.map((item, i) => {
+    const o = outcomes.get(i);
+    return {
+      key: item.key,
+      state: o?.state ?? 'pending',
+      ...(o?.code ? { code: o.code } : {}),
+      ...(o?.message ? { message: o.message } : {}),
+    };
+  });
+}
+
+/** What callers see (GET /api/imports/{id}, the callback): the state, its counts and a result per item. */
+export async function publicImport(setup: ImportSetup, state: ImportState) {
+  const results = await itemResults(setup.store, state.id);
+  return { ...state, counts: state.state === 'queued' ? state.counts : countsFrom(results), results };
+}
+
+function countsFrom(results: ItemResult[]): Counts {
+  const c: Counts = { applied: 0, failed: 0, skipped: 0, pending: 0 };
+  for (const r of results) c[r.state]++;
+  return c;
+}
+
+const failuresOf = (results: ItemResult[]) =>
+  results
+    .filter((r) => r.state === 'failed')
+    .slice(0, 20)
+    .map((r) => ({ key: r.key, code: r.code, message: r.message ?? 'failed' }));
+
+/*
+ * The import orchestration's activities (functions/import-*.ts register them under IMPORT's names). Inputs and
+ * outputs are stored in the durable history: ids, names and counts only — never an item, a token or a link.
+ */
+
+const idInput = z.object({ id: z.string() });
+
+/** A share of the import's items applied with the admin's session; the counts, and whether the session was lost. */
+export function importApplyActivity(app: App, raw: unknown): Promise<ApplyResult> {
+  const { id } = idInput.parse(raw);
+  return app.traced('import apply', { runId: id }, async () => {
+    const setup = app.imports();
+    const batch = await setup.store.batch(id);
+    return applyBatch(id, batch, setup.store, app.access().delegatedGraphql, {
+      limit: ACTIVITY_ITEMS,
+      logger: app.logger,
+    });
+  });
+}
+
+/** Whether an admin's session is there again (the waiting import's check). */
+export async function importSessionActivity(app: App, raw: unknown): Promise<boolean> {
+  idInput.parse(raw);
+  return (await app.imports().session())?.state === 'connected';
+}
+
+const inputOnly = z.object({ input: importInputSchema });
+
+/** The import now waits for an admin: the record the alert reads, and the run history says so. */
+export async function importWaitingActivity(app: App, raw: unknown): Promise<void> {
+  const { input } = inputOnly.parse(raw);
+  await app.traced('import waiting', { runId: input.id }, async () => {
+    // An alert rule in infra/ reads this record: its message and fields are part of the contract.
+    app.logger.log('warn', 'import waiting for admin', {
+      runId: input.id,
+      tenant: input.tenant,
+      code: 'admin_login_required',
+    });
+    const results = await itemResults(app.imports().store, input.id);
+    await app.runs().save(
+      importSummary(input, countsFrom(results), {
+        failures: failuresOf(results),
+        waitingForAdmin: input.waiting,
+      }),
+    );
+  });
+}
+
+const finishInput = z.object({
+  input: importInputSchema,
+  finishedAt: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
+/** The end: items never sent are skipped (so each has its result), the summary saved, the alert's record. */
+export async function importFinishActivity(app: App, raw: unknown): Promise<Counts> {
+  const { input, finishedAt, error } = finishInput.parse(raw);
+  return app.traced('import finish', { runId: input.id }, async () => {
+    const setup = app.imports();
+    let counts = input.counts ?? countsOf(input.total, []);
+    if (error || counts.pending)
+      counts = await skipRest(input.id, input.total, setup.store, error?.message ?? 'the import ended');
+    const results = await itemResults(setup.store, input.id);
+    counts = countsFrom(results);
+    const summary = importSummary(input, counts, { finishedAt, failures: failuresOf(results), error });
+    if (summary.outcome === 'failed')
+      // An alert rule in infra/ reads this record: its message and fields are part of the contract.
+      app.logger.log('warn', 'import failed', {
+        runId: input.id,
+        tenant: input.tenant,
+        code: summary.error?.code,
+      });
+    else app.logger.log('info', 'import completed', { runId: input.id, applied: counts.applied });
+    await app.runs().save(summary);
+    endRunSpan(
+      'import run',
+      input.id,
+      input.requestedAt,
+      { tenant: input.tenant, kind: 'import', outcome: summary.outcome, count: input.total },
+      summary.error?.code,
+      Date.parse(finishedAt),
+    );
+    return counts;
+  });
+}
+
+const notifyInput = z.object({ state: importStateSchema, callbackUrl: z.string() });
+
+/** The signed callback: the status body as GET shows it (every item's result), POSTed the Standard Webhooks way. */
+export async function importNotifyActivity(app: App, raw: unknown): Promise<void> {
+  const { state, callbackUrl } = notifyInput.parse(raw);
+  await app.traced('import callback', { runId: state.id }, async () => {
+    const setup = app.imports();
+    const poster = new SignedPoster(callbackUrl, {
+      secret: setup.callbackSecret,
+      clock: setup.clock,
+      post: guardedPost({ development: setup.development }),
+      refusedHint: 'check the callbackUrl and that the receiver uses the downstream webhook secret',
+      unavailableHint: "the import's status stays available from GET /api/imports/{id}",
+    });
+    await poster.post(
+      `import/${state.id}/${state.state}`,
+      `import.${state.state}`,
+      await publicImport(setup, state),
+    );
+  });
+}

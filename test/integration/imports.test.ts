@@ -1,0 +1,411 @@
+import fc from 'fast-check';
+import { LocalFileSecretStore } from '../../shared/secrets';
+import { eventually } from '../helpers/host';
+import { stackFixture, type Stack } from '../helpers/stack';
+import { webhookReceiver } from '../helpers/webhook-receiver';
+
+jest.setTimeout(180_000);
+
+/*
+ * The write path end to end: POST /api/imports on the local host, the import orchestration applying each item
+ * with the admin's delegated session against the sandbox, read back with the M2M credential.
+ */
+let stack: Stack;
+let receiver: Awaited<ReturnType<typeof webhookReceiver>>;
+const seen: string[] = []; // every answer of the run, checked for tokens at the end
+
+beforeAll(async () => {
+  stack = await stackFixture({ env: { AZURE_FUNCTIONS_ENVIRONMENT: 'Development' } });
+  const { caFile, keyFile } = stack.azurite;
+  // The receiver presents the stack's certificate, which the host trusts (as a real https endpoint).
+  receiver = await webhookReceiver(undefined, {
+    tls: { certFile: caFile as string, keyFile: keyFile as string },
+    path: '/hooks/imports',
+  });
+  await new LocalFileSecretStore(stack.secretsFile).set('downstream-webhook-secret', receiver.secret);
+});
+afterAll(async () => {
+  await receiver?.close();
+  await stack?.close();
+});
+
+async function call(path: string, init: RequestInit = {}, key: string | null = stack.keys.function) {
+  const r = await stack.json(path, init, key);
+  seen.push(r.text);
+  return r;
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  call('imports', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const status = (id: string) => call(`imports/${id}`);
+
+const until = (id: string, states: string[]) =>
+  eventually(
+    async () => {
+      const s = await status(id);
+      return states.includes(s.body.state) && s.body;
+    },
+    `import ${id} to be ${states.join(' or ')}`,
+  );
+
+async function signIn() {
+  const r = await call('manage/device-login?force=true', { method: 'POST' }, stack.keys.master);
+  expect(r.status).toBe(202);
+  await stack.sb.hook('device/approve', { userCode: r.body.userCode, username: 'admin' });
+  await stack.advance(5);
+  await eventually(
+    async () =>
+      (await call(`manage/device-login/${r.body.id}`, {}, stack.keys.master)).body.state === 'authorised',
+    'the admin to be signed in',
+  );
+}
+
+async function m2mToken() {
+  return (await stack.sb.clientCredentials()).body.access_token as string;
+}
+
+/** KPI values as the tenant holds them, read with the read-only credential. */
+async function kpiValues(): Promise<Map<string, number>> {
+  const r = await stack.sb.graphql(await m2mToken(), '{ kpis(first: 100) { edges { node { id value } } } }');
+  return new Map(
+    (r.body.data.kpis.edges as Array<{ node: { id: string; value: number } }>).map((e) => [
+      e.node.id,
+      e.node.value,
+    ]),
+  );
+}
+
+const mutationsBy = async (person = 'admin') =>
+  ((await stack.sb.hook('stats')).body.graphql.mutationsByPerson[person] as number | undefined) ?? 0;
+
+const kpiItem = (n: number, value: number, key = `row-${n}`) => ({
+  key,
+  variables: { id: `kpi-${String(n).padStart(7, '0')}`, input: { value } },
+});
+
+describe('imports: write-back with the admin session', () => {
+  let kpiIds: string[];
+
+  beforeAll(async () => {
+    kpiIds = [...(await kpiValues()).keys()];
+  });
+
+  it('without a signed-in admin: 409 admin_login_required naming the admin page, nothing accepted', async () => {
+    const before = (await stack.sb.hook('stats')).body.graphql.mutations;
+    const r = await post({ operation: 'updateKpi', items: [kpiItem(1, 1)] });
+    expect(r.status).toBe(409);
+    expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(r.body).toMatchObject({ code: 'admin_login_required', adminPage: '/api/manage' });
+    expect(r.body.detail).toContain('/api/manage');
+    expect((await stack.sb.hook('stats')).body.graphql.mutations).toBe(before);
+  });
+
+  it('a mixed batch: each item its own result, the tenant’s message for a refused one; read back with M2M', async () => {
+    expect(kpiIds[0]).toBe('kpi-0000001');
+    await signIn();
+    await stack.sb.hook('mutations/refuse', {
+      id: 'kpi-0000003',
+      message: 'KPI kpi-0000003 is locked for the period',
+    });
+    const before = await mutationsBy();
+    const items = [
+      kpiItem(1, 11.5),
+      kpiItem(2, 22),
+      kpiItem(3, 33),
+      { key: 'missing', variables: { id: 'kpi-9999999', input: { value: 1 } } },
+      kpiItem(4, 44),
+    ];
+    const r = await post({ operation: 'updateKpi', items, callbackUrl: receiver.url });
+    expect(r.status === 202 ? '' : r.text).toBe('');
+    expect(r.body).toMatchObject({ id: expect.any(String), state: 'queued' });
+    expect(r.body.statusUri).toBe(`${stack.apiBaseUrl}/imports/${r.body.id}`);
+    expect(r.headers.get('location')).toBe(r.body.statusUri);
+    const done = await until(r.body.id, ['completed', 'failed']);
+    expect(done).toMatchObject({
+      state: 'completed',
+      operation: 'updateKpi',
+      total: 5,
+      counts: { applied: 3, failed: 2, skipped: 0, pending: 0 },
+    });
+    expect(done.results).toEqual([
+      { key: 'row-1', state: 'applied' },
+      { key: 'row-2', state: 'applied' },
+      {
+        key: 'row-3',
+        state: 'failed',
+        code: 'import_item_refused',
+        message: 'KPI kpi-0000003 is locked for the period',
+      },
+      {
+        key: 'missing',
+        state: 'failed',
+        code: 'import_item_refused',
+        message: expect.stringContaining('kpi-9999999'),
+      },
+      { key: 'row-4', state: 'applied' },
+    ]);
+    const values = await kpiValues();
+    expect([values.get('kpi-0000001'), values.get('kpi-0000002'), values.get('kpi-0000004')]).toEqual([
+      11.5, 22, 44,
+    ]);
+    expect(values.get('kpi-0000003')).not.toBe(33);
+    expect((await mutationsBy()) - before).toBe(5);
+    // The run history and its signed callback say the same.
+    const run = await call(`manage/runs/${r.body.id}`, {}, stack.keys.master);
+    expect(run.body).toMatchObject({
+      kind: 'import',
+      outcome: 'failed',
+      error: { code: 'import_item_refused' },
+      import: { operation: 'updateKpi', applied: 3, failed: 2 },
+    });
+    expect(run.body.import.failures.map((f: { key: string }) => f.key)).toEqual(['row-3', 'missing']);
+    const callback = await eventually(
+      async () => receiver.received.find((m) => m.type === 'import.completed' && m.data.id === r.body.id),
+      'the signed callback',
+    );
+    expect((callback.data.results as unknown[]).length).toBe(5);
+    expect(stack.logRecords().some((l) => l.message === 'import failed' && l.runId === r.body.id)).toBe(true);
+    await stack.sb.hook('mutations/refuse', { id: 'kpi-0000003', clear: true });
+  });
+
+  it('Idempotency-Key: the same key and body is the same import, applied once; another body is 422', async () => {
+    const body = {
+      operation: 'updateControl',
+      items: [{ key: 'c1', variables: { id: 'ctl-0000001', input: { status: 'implemented' } } }],
+    };
+    const first = await post(body, { 'idempotency-key': 'import-key-1' });
+    expect(first.status).toBe(202);
+    await until(first.body.id, ['completed']);
+    const before = await mutationsBy();
+    const again = await post(body, { 'idempotency-key': 'import-key-1' });
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.state).toBe('completed');
+    expect(await mutationsBy()).toBe(before);
+    const other = await post(
+      { ...body, items: [{ key: 'c1', variables: { id: 'ctl-0000002', input: { status: 'implemented' } } }] },
+      {
+        'idempotency-key': 'import-key-1',
+      },
+    );
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_key_reused');
+  });
+
+  it('bad input: a 4xx problem naming what is wrong, before anything is sent', async () => {
+    const before = (await stack.sb.hook('stats')).body.graphql.mutations;
+    const cases: Array<[unknown, number, string, RegExp]> = [
+      ['{not json', 400, 'invalid_request', /not valid JSON/],
+      [{ operation: 'updateKpi', items: [] }, 400, 'invalid_request', /at least one item/],
+      [
+        { operation: 'dropTables', items: [kpiItem(1, 1)] },
+        400,
+        'unknown_operation',
+        /updateKpi, updateControl/,
+      ],
+      [
+        { operation: 'updateKpi', items: [kpiItem(1, 1, 'same'), kpiItem(2, 2, 'same')] },
+        400,
+        'invalid_request',
+        /"same" is also the key of items\.0/,
+      ],
+      [
+        {
+          operation: 'updateKpi',
+          items: [{ key: 'k', variables: { id: 'kpi-0000001', input: { value: 'high' } } }],
+        },
+        400,
+        'invalid_request',
+        /items\.0\.variables \(key "k"\): \$input.*value/,
+      ],
+      [
+        { operation: 'updateKpi', items: [{ key: 'k', variables: { id: 'kpi-0000001' } }] },
+        400,
+        'invalid_request',
+        /\$input/,
+      ],
+      [
+        {
+          operation: 'updateKpi',
+          items: [{ key: 'k', variables: { id: 'x', input: { value: 1 }, extra: 1 } }],
+        },
+        400,
+        'invalid_request',
+        /\$extra: not a variable of updateKpi/,
+      ],
+      [
+        { operation: 'updateKpi', items: [kpiItem(1, 1)], query: 'mutation { x }' },
+        400,
+        'invalid_request',
+        /query/,
+      ],
+      [
+        { operation: 'updateKpi', items: [kpiItem(1, 1)], callbackUrl: 'http://169.254.169.254/x' },
+        400,
+        'invalid_request',
+        /callbackUrl/,
+      ],
+      [
+        { operation: 'updateKpi', items: Array.from({ length: 1001 }, (_, i) => kpiItem(1, i, `k${i}`)) },
+        400,
+        'invalid_request',
+        /at most 1000 items/,
+      ],
+    ];
+    for (const [body, code, errorCode, detail] of cases) {
+      const r = await post(body);
+      expect([JSON.stringify(body).slice(0, 60), r.status, r.body.code]).toEqual([
+        JSON.stringify(body).slice(0, 60),
+        code,
+        errorCode,
+      ]);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(r.body.detail).toMatch(detail);
+    }
+    const known = await post({ operation: 'nope', items: [kpiItem(1, 1)] });
+    expect(known.body.knownOperations).toEqual(['updateKpi', 'updateControl']);
+    expect(
+      (await call('imports', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }))
+        .status,
+    ).toBe(415);
+    expect((await call('imports/not-an-id')).status).toBe(400);
+    expect((await call('imports/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await call('imports', { method: 'POST', body: '{}' }, null)).status).toBe(401);
+    expect((await stack.sb.hook('stats')).body.graphql.mutations).toBe(before);
+  });
+
+  it('any body: only 202 or a 4xx problem, never a 500 (fast-check)', async () => {
+    const variables = fc.oneof(
+      fc.record({
+        id: fc.constantFrom('kpi-0000005', 'kpi-0000006'),
+        input: fc.record({ value: fc.double({ noNaN: true, noDefaultInfinity: true }) }),
+      }),
+      fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 })),
+    );
+    const body = fc.oneof(
+      fc.record(
+        {
+          operation: fc.constantFrom('updateKpi', 'updateControl', 'x', ''),
+          items: fc.array(fc.record({ key: fc.string({ maxLength: 8 }), variables }, { requiredKeys: [] }), {
+            maxLength: 4,
+          }),
+          callbackUrl: fc.constantFrom('http://127.0.0.1:1/cb', 'ftp://x', 'not a url'),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.jsonValue({ maxDepth: 3 }),
+    );
+    const accepted: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const r = await post(b);
+        if (r.status === 202) accepted.push(r.body.id);
+        else {
+          expect(r.status).toBeGreaterThanOrEqual(400);
+          expect(r.status).toBeLessThan(500);
+          expect(r.body.code).toEqual(expect.any(String));
+        }
+      }),
+      { numRuns: 60 },
+    );
+    for (const id of accepted)
+      expect(['completed', 'failed']).toContain((await until(id, ['completed', 'failed'])).state);
+  });
+
+  it('a session lost mid-import pauses it (waiting_for_admin); a new sign-in resumes it, nothing applied twice', async () => {
+    await stack.sb.hook('faults', { route: 'graphql', count: 200, delayMs: 300 });
+    const before = await mutationsBy();
+    const items = Array.from({ length: 30 }, (_, i) => kpiItem(10 + i, 1000 + i));
+    const r = await post({ operation: 'updateKpi', items });
+    expect(r.status).toBe(202);
+    await eventually(async () => (await mutationsBy()) >= before + 3, 'a few items applied');
+    // An administrator signs the admin out everywhere, and the access token the app holds runs out.
+    await stack.sb.hook('sessions/end', { username: 'admin' });
+    await stack.sb.advance(301);
+    const waiting = await until(r.body.id, ['waiting_for_admin']).catch(async (err) => {
+      console.log(JSON.stringify((await status(r.body.id)).body).slice(0, 3000), stack.logs().slice(-5000));
+      throw err;
+    });
+    expect(waiting.counts.failed).toBe(0);
+    expect(waiting.counts.applied).toBeGreaterThanOrEqual(3);
+    expect(waiting.counts.applied + waiting.counts.pending).toBe(30);
+    expect(waiting.waitingForAdmin).toMatchObject({
+      reason: expect.stringContaining('refresh refused'),
+      action: expect.stringContaining('/api/manage'),
+    });
+    expect(
+      stack.logRecords().some((l) => l.message === 'import waiting for admin' && l.runId === r.body.id),
+    ).toBe(true);
+    const run = await call(`manage/runs/${r.body.id}`, {}, stack.keys.master);
+    expect(run.body).toMatchObject({
+      outcome: 'running',
+      import: { waitingForAdmin: { reason: expect.any(String) } },
+    });
+    // A new import is refused until someone signs in.
+    expect((await post({ operation: 'updateKpi', items: [kpiItem(1, 1)] })).body.code).toBe(
+      'admin_login_required',
+    );
+    await stack.sb.hook('faults/clear');
+    await signIn();
+    await stack.advance(60);
+    const done = await until(r.body.id, ['completed', 'failed']);
+    expect(done).toMatchObject({
+      state: 'completed',
+      counts: { applied: 30, failed: 0, skipped: 0, pending: 0 },
+    });
+    expect((await mutationsBy()) - before).toBe(30);
+    const values = await kpiValues();
+    expect(items.every((it) => values.get(it.variables.id) === it.variables.input.value)).toBe(true);
+  });
+
+  it('no admin within IMPORTS_ADMIN_WAIT: failed, the items not sent skipped, the alert’s record', async () => {
+    await stack.sb.hook('sessions/end', { username: 'admin' });
+    await stack.sb.advance(301);
+    const r = await post({ operation: 'updateKpi', items: [kpiItem(7, 7), kpiItem(8, 8)] });
+    expect(r.status).toBe(202);
+    await until(r.body.id, ['waiting_for_admin']);
+    await stack.advance(86_400 + 60);
+    const done = await until(r.body.id, ['failed']);
+    expect(done.error.code).toBe('admin_wait_expired');
+    expect(done.counts).toEqual({ applied: 0, failed: 0, skipped: 2, pending: 0 });
+    expect(done.results.map((x: { state: string }) => x.state)).toEqual(['skipped', 'skipped']);
+    expect(
+      stack
+        .logRecords()
+        .some(
+          (l) => l.message === 'import failed' && l.runId === r.body.id && l.code === 'admin_wait_expired',
+        ),
+    ).toBe(true);
+  });
+
+  it('no token, refresh token or device code in any answer, log line or durable history', async () => {
+    const secrets = Object.values(await stack.secrets()).filter((v) => v.length > 20);
+    const runs = await call('manage/runs?kind=import', {}, stack.keys.master);
+    expect(runs.body.runs.length).toBeGreaterThanOrEqual(4);
+    const histories = await Promise.all(
+      runs.body.runs.map(async (run: { id: string }) =>
+        (
+          await fetch(
+            `${stack.url}/runtime/webhooks/durabletask/instances/import-${run.id}?code=${stack.keys.system}&showHistory=true&showHistoryOutput=true&showInput=true`,
+          )
+        ).text(),
+      ),
+    );
+    const everything = [
+      ...seen,
+      stack.logs(),
+      ...histories,
+      ...receiver.received.map((m) => JSON.stringify(m)),
+    ].join('\n');
+    for (const s of secrets) expect(everything).not.toContain(s);
+    expect(everything).not.toMatch(/eyJ[\w-]{10,}\.[\w-]{10,}\./); // no JWT
+    // Items' values stay out of the durable history too: it holds ids, names and counts.
+    expect(histories.join('\n')).not.toContain('1029');
+  });
+});
