@@ -1,5 +1,6 @@
 import { coldstartBench } from './coldstart';
 import { exportBench } from './export';
+import { importBench } from './import';
 import { postgresBench } from './postgres';
 import { syncBench } from './sync';
 import { tokenBench } from './token';
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   coldstart: coldstartBench,
   sync: syncBench,
   export: exportBench,
+  import: importBench,
   postgres: postgresBench,
 };
 

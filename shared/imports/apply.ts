@@ -6,7 +6,7 @@ import type { ImportBatch, ImportStore, ItemOutcome } from './store';
 /** Items sent at once (each one mutation): what the tenant sees from one import. */
 export const IMPORT_CONCURRENCY = 4;
 /** Items per recorded window: one storage write per this many items (docs/import.md, "Exactly once"). */
-export const WINDOW_ITEMS = 50;
+export const WINDOW_ITEMS = 100;
 
 export interface Counts {
   applied: number;
@@ -81,39 +81,68 @@ export async function applyBatch(
     if (!outcomes.has(i)) todo.push(i);
   const size = options.windowItems ?? WINDOW_ITEMS;
   let sessionLost: string | undefined;
-  for (let start = 0; start < todo.length && !sessionLost; start += size) {
-    options.abortSignal?.throwIfAborted();
-    const slice = todo.slice(start, start + size);
-    await store.commit(id, carried, [slice[0], slice[slice.length - 1] + 1]);
-    carried = [];
-    let next = 0;
-    const lane = async () => {
-      while (next < slice.length && !sessionLost) {
-        const index = slice[next++];
-        const item = batch.items[index];
-        try {
-          await graphql.request(batch.document, {
-            variables: item.variables,
-            abortSignal: options.abortSignal,
-          });
-          carried.push({ index, state: 'applied' });
-        } catch (err) {
-          if (err instanceof LoginRequired) {
-            // Refused before the mutation ran (no token to send, or 401): not applied, sent again on resume.
-            sessionLost = err.message;
-            continue;
-          }
-          if (options.abortSignal?.aborted) throw err;
-          carried.push(refusal(index, err));
-        }
+  // Positions in `todo`: items below `reserved` are covered by a recorded window; `sent` is the next to send.
+  let reserved = 0;
+  let sent = 0;
+  const inFlight = new Set<number>();
+  let reserving: Promise<void> | undefined;
+  // Records what finished since the last write and a window reaching `size` items past what is sent — while the
+  // lanes go on sending inside the window already recorded (one write per `size` items, none waited for unless
+  // a lane reaches the end of the recorded window).
+  const reserve = () =>
+    (reserving ??= (async () => {
+      const done = carried;
+      carried = [];
+      const end = Math.min(todo.length, Math.max(reserved, sent) + size);
+      const from = Math.min(sent, ...inFlight);
+      try {
+        await store.commit(id, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
+      } catch (err) {
+        carried = [...done, ...carried]; // written with the next attempt, never lost
+        throw err;
       }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(options.concurrency ?? IMPORT_CONCURRENCY, slice.length) }, lane),
-    );
-    for (const o of carried) outcomes.set(o.index, o);
-    options.onProgress?.(countsOf(total, outcomes.values()));
-  }
+      reserved = end;
+      for (const o of done) outcomes.set(o.index, o);
+      options.onProgress?.(countsOf(total, outcomes.values()));
+    })().finally(() => {
+      reserving = undefined;
+    }));
+  const lane = async () => {
+    while (sent < todo.length && !sessionLost) {
+      options.abortSignal?.throwIfAborted();
+      if (sent >= reserved) {
+        await reserve();
+        continue;
+      }
+      if (reserved - sent <= size / 2 && reserved < todo.length) void reserve().catch(() => undefined);
+      const position = sent++;
+      const index = todo[position];
+      inFlight.add(position);
+      try {
+        await graphql.request(batch.document, {
+          variables: batch.items[index].variables,
+          abortSignal: options.abortSignal,
+        });
+        carried.push({ index, state: 'applied' });
+      } catch (err) {
+        if (err instanceof LoginRequired) {
+          // Refused before the mutation ran (no token to send, or 401): not applied, sent again on resume.
+          sessionLost = err.message;
+          continue;
+        }
+        if (options.abortSignal?.aborted) throw err;
+        carried.push(refusal(index, err));
+      } finally {
+        inFlight.delete(position);
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(options.concurrency ?? IMPORT_CONCURRENCY, todo.length) }, lane),
+  );
+  // A reservation still being written must land before the last write, which clears the window.
+  while (reserving) await reserving;
+  for (const o of carried) outcomes.set(o.index, o);
   await store.commit(id, carried, null);
   const counts = countsOf(total, outcomes.values());
   options.logger?.log(sessionLost ? 'warn' : 'info', 'import items applied', {

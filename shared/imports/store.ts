@@ -47,6 +47,13 @@ const pad = (i: number) => String(i).padStart(7, '0');
 const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
 /** Table transactions hold at most 100 operations, all in one partition. */
 const TRANSACTION_OPS = 100;
+/** A string property holds at most 32 K characters. */
+const MAX_ROW_CHARS = 30_000;
+const CODE_OF = { applied: 'a', failed: 'f', skipped: 's' } as const;
+const STATE_OF = { a: 'applied', f: 'failed', s: 'skipped' } as const;
+const rowSchema = z.array(
+  z.tuple([z.number().int().min(0), z.enum(['a', 'f', 's'])], z.string()).refine((t) => t.length <= 4),
+);
 
 /** The app's store: the batch as a blob (`imports/{id}/items.json`), outcomes and the window in Table storage. */
 export class AzureImportStore implements ImportStore {
@@ -86,8 +93,15 @@ export class AzureImportStore implements ImportStore {
         if (typeof row.from === 'number' && typeof row.to === 'number') window = [row.from, row.to];
         continue;
       }
-      const o = itemOutcomeSchema.safeParse({ ...row, index: Number(String(row.rowKey).slice(5)) });
-      if (o.success) outcomes.set(o.data.index, o.data);
+      const parsed = rowSchema.safeParse(JSON.parse(String(row.outcomes ?? '[]')));
+      if (!parsed.success) throw new Error(`import ${id}: an outcome row of the ledger is unreadable`);
+      for (const [index, state, code, message] of parsed.data)
+        outcomes.set(index, {
+          index,
+          state: STATE_OF[state],
+          ...(code ? { code } : {}),
+          ...(message ? { message } : {}),
+        });
     }
     return { outcomes, window };
   }
@@ -95,30 +109,51 @@ export class AzureImportStore implements ImportStore {
   async commit(id: string, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void> {
     await this.table();
     const partitionKey = `import_${id}`;
-    const actions: TransactionAction[] = outcomes.map((o) => [
-      'upsert',
-      {
-        partitionKey,
-        rowKey: `item_${pad(o.index)}`,
-        state: o.state,
-        ...(o.code ? { code: o.code } : {}),
-        ...(o.message ? { message: o.message } : {}),
-      },
-      'Replace',
-    ]);
+    // Outcomes go in rows of many (a row per write, split only past a property's size): Table storage's cost is
+    // per entity, and one entity per item made the ledger cost more than the mutations (docs/benchmarks.md).
+    const rows: TransactionAction[] = [];
+    let part: Array<[number, string, string?, string?]> = [];
+    let chars = 0;
+    const flush = () => {
+      if (!part.length) return;
+      const indexes = part.map((o) => o[0]);
+      rows.push([
+        'upsert',
+        {
+          partitionKey,
+          rowKey: `out_${pad(Math.min(...indexes))}_${pad(Math.max(...indexes))}_${part.length}`,
+          outcomes: JSON.stringify(part),
+        },
+        'Replace',
+      ]);
+      part = [];
+      chars = 0;
+    };
+    for (const o of outcomes) {
+      const entry: [number, string, string?, string?] = o.message
+        ? [o.index, CODE_OF[o.state], o.code ?? '', o.message]
+        : o.code
+          ? [o.index, CODE_OF[o.state], o.code]
+          : [o.index, CODE_OF[o.state]];
+      const size = JSON.stringify(entry).length + 1;
+      if (chars + size > MAX_ROW_CHARS) flush();
+      part.push(entry);
+      chars += size;
+    }
+    flush();
     // The window goes in the last transaction: were an earlier one to fail, the old window still covers it.
     const last: TransactionAction = window
       ? ['upsert', { partitionKey, rowKey: 'window', from: window[0], to: window[1] }, 'Replace']
       : ['delete', { partitionKey, rowKey: 'window' }];
-    const all = [...actions, last];
+    const all = [...rows, last];
     for (let i = 0; i < all.length; i += TRANSACTION_OPS) {
-      const part = all.slice(i, i + TRANSACTION_OPS);
+      const chunk = all.slice(i, i + TRANSACTION_OPS);
       try {
-        await this.client.submitTransaction(part);
+        await this.client.submitTransaction(chunk);
       } catch (err) {
         // Deleting a window that is not there fails the whole transaction: send the rest without it.
-        const withoutDelete = part.filter((a) => a[0] !== 'delete');
-        if (status(err) !== 404 || withoutDelete.length === part.length) throw err;
+        const withoutDelete = chunk.filter((a) => a[0] !== 'delete');
+        if (status(err) !== 404 || withoutDelete.length === chunk.length) throw err;
         if (withoutDelete.length) await this.client.submitTransaction(withoutDelete);
       }
     }

@@ -37,6 +37,8 @@ export interface Episode {
   failed?: string;
   /** What it scheduled in this episode, in order. */
   scheduled: Scheduled[];
+  /** It continued as new with this input (a new history starts: make a new ScriptedOrchestration with it). */
+  continuedAsNew?: unknown;
 }
 
 type Handler = (trigger: unknown, context: InvocationContext) => Promise<unknown>;
@@ -107,6 +109,7 @@ export class ScriptedOrchestration {
     const all = leaves(state?.actions?.flat() ?? []);
     const scheduled: Scheduled[] = [];
     const events: HistoryEvent[] = [];
+    let continuedAsNew: unknown;
     for (const a of all.slice(this.seenActions)) {
       if (a.actionType === Action.CallActivity || a.actionType === Action.CallActivityWithRetry) {
         const id = this.seq++;
@@ -125,7 +128,8 @@ export class ScriptedOrchestration {
         const fireAt = new Date(a.fireAt as string).toISOString();
         events.push(this.event(EventType.TimerCreated, { FireAt: fireAt }, id));
         scheduled.push({ id, kind: 'timer', fireAt });
-      } else if (a.actionType !== Action.WaitForExternalEvent)
+      } else if (a.actionType === Action.ContinueAsNew) continuedAsNew = activityInput(a.input);
+      else if (a.actionType !== Action.WaitForExternalEvent)
         throw new Error(`action type ${a.actionType} is not scripted by this helper`);
     }
     this.seenActions = all.length;
@@ -137,6 +141,7 @@ export class ScriptedOrchestration {
       customStatus: state?.customStatus,
       failed,
       scheduled,
+      ...(continuedAsNew !== undefined ? { continuedAsNew } : {}),
     };
   }
 

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { TableClient } from '@azure/data-tables';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { startAzurite } from '../cli/azurite';
+import { TenantGraphqlClient } from '../shared/graphql/client';
+import { applyBatch, IMPORT_CONCURRENCY } from '../shared/imports/apply';
+import { BUILT_IN_OPERATIONS } from '../shared/imports/operations';
+import { AzureImportStore, MemoryImportStore, type ImportStore } from '../shared/imports/store';
+import { startSandboxProcess } from './sync';
+
+/**
+ * `bench -- import`: 1 000 KPI values applied with an admin's token through what the import activity runs (the
+ * batch stored, the per-item ledger in Table storage on Azurite, the GraphQL client) beside a plain loop of the
+ * same mutations over kept-alive node:http with the same token, at the same concurrency. Rounds interleaved; the
+ * ratio is of the medians (items/s).
+ */
+const ITEMS = 1_000;
+const ROUNDS = 9;
+
+async function adminToken(sb: { authUrl: string; baseUrl: string; tenant: string }): Promise<string> {
+  const oidc = `${sb.authUrl}/realms/${sb.tenant}/protocol/openid-connect`;
+  const form = async (url: string, fields: Record<string, string>) =>
+    (await (await fetch(url, { method: 'POST', body: new URLSearchParams(fields) })).json()) as Record<
+      string,
+      string
+    >;
+  const device = await form(`${oidc}/auth/device`, { client_id: 'portal', scope: 'openid' });
+  await fetch(`${sb.baseUrl}/_sandbox/device/approve`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userCode: device.user_code, username: 'admin' }),
+  });
+  const tokens = await form(`${oidc}/token`, {
+    grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+    client_id: 'portal',
+    device_code: device.device_code,
+  });
+  return tokens.access_token;
+}
+
+const items = (round: number) =>
+  Array.from({ length: ITEMS }, (_, i) => ({
+    key: `r${round}-${i}`,
+    variables: { id: `kpi-${String(i + 1).padStart(7, '0')}`, input: { value: round * 10_000 + i } },
+  }));
+
+/** The fastest plain way: one kept-alive agent, `concurrency` loops, each POSTing the mutation and reading the answer. */
+async function plain(endpoint: string, token: string, round: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: IMPORT_CONCURRENCY });
+  const url = new URL(endpoint);
+  const document = BUILT_IN_OPERATIONS.updateKpi.document;
+  const list = items(round);
+  let next = 0;
+  const send = (variables: unknown) =>
+    new Promise<void>((ok, fail) => {
+      const body = JSON.stringify({ query: document, variables, operationName: 'UpdateKpi' });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            authorization: `Bearer ${token}`,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            const answer = JSON.parse(text) as { errors?: unknown[] };
+            if (res.statusCode !== 200 || answer.errors) fail(new Error(`plain loop: ${text.slice(0, 200)}`));
+            else ok();
+          });
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IMPORT_CONCURRENCY }, async () => {
+      while (next < list.length) await send(list[next++].variables);
+    }),
+  );
+  const ms = performance.now() - started;
+  agent.destroy();
+  return (ITEMS / ms) * 1000;
+}
+
+async function ours(endpoint: string, token: string, store: ImportStore, round: number): Promise<number> {
+  const graphql = new TenantGraphqlClient(endpoint, {
+    kind: 'delegated',
+    getToken: async () => token,
+    invalidate: () => undefined,
+  });
+  const id = randomUUID();
+  const batch = {
+    operation: 'updateKpi',
+    document: BUILT_IN_OPERATIONS.updateKpi.document,
+    items: items(round),
+  };
+  const started = performance.now();
+  await store.saveBatch(id, batch);
+  const result = await applyBatch(id, batch, store, graphql);
+  const ms = performance.now() - started;
+  if (result.counts.applied !== ITEMS) throw new Error(`ours: ${JSON.stringify(result.counts)}`);
+  return (ITEMS / ms) * 1000;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function importBench(): Promise<Record<string, unknown>> {
+  const azurite = await startAzurite();
+  const sandbox = await startSandboxProcess(ITEMS);
+  try {
+    const endpoint = `${sandbox.info.baseUrl}/graphql`;
+    const token = await adminToken(sandbox.info);
+    const store = new AzureImportStore(
+      TableClient.fromConnectionString(azurite.connectionString, 'importledger', {
+        allowInsecureConnection: true,
+      }),
+      BlobServiceClient.fromConnectionString(azurite.connectionString),
+    );
+    // Warm-up until the sandbox's JIT settles (its rate climbs over the first few thousand mutations): connections,
+    // the table and container created.
+    for (let w = 0; w < 3; w++) {
+      await plain(endpoint, token, 0);
+      await ours(endpoint, token, store, 0);
+    }
+    const rounds: Array<{ plain: number; ours: number; withoutLedger: number }> = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      // The order alternates, so the sandbox's garbage collection and JIT drift fall on each side alike.
+      let p = 0;
+      let o = 0;
+      if (r % 2) {
+        p = await plain(endpoint, token, r);
+        o = await ours(endpoint, token, store, r);
+      } else {
+        o = await ours(endpoint, token, store, r);
+        p = await plain(endpoint, token, r);
+      }
+      // The same code with the ledger in memory: what the GraphQL client costs apart from storage.
+      const m = await ours(endpoint, token, new MemoryImportStore(), r);
+      rounds.push({ plain: Math.round(p), ours: Math.round(o), withoutLedger: Math.round(m) });
+      console.error(
+        `round ${r}: plain ${Math.round(p)} items/s, import ${Math.round(o)} items/s, ledger in memory ${Math.round(m)} items/s`,
+      );
+    }
+    const plainMedian = median(rounds.map((r) => r.plain));
+    const oursMedian = median(rounds.map((r) => r.ours));
+    return {
+      bench: 'import',
+      items: ITEMS,
+      concurrency: IMPORT_CONCURRENCY,
+      plainItemsPerSecond: plainMedian,
+      importItemsPerSecond: oursMedian,
+      ratio: Number((oursMedian / plainMedian).toFixed(2)),
+      withoutLedgerRatio: Number((median(rounds.map((r) => r.withoutLedger)) / plainMedian).toFixed(2)),
+      worstRatio: Number(Math.min(...rounds.map((r) => r.ours / r.plain)).toFixed(2)),
+      goal: 0.9,
+      rounds,
+    };
+  } finally {
+    sandbox.stop();
+    await azurite.stop();
+  }
+}
