@@ -199,7 +199,33 @@ function schemaNotes(r: RunSummary): string {
   return notes.length ? `<p>The tenant’s schema:</p><ul class="schema">${notes.join('')}</ul>` : '';
 }
 
+/** An import's items: counts, a wait for an admin (and what ends it), the first failures by the caller's key. */
+function importNotes(r: RunSummary): string {
+  const i = r.import;
+  if (!i) return '';
+  const waiting = i.waitingForAdmin
+    ? `<p class="error" role="note"><strong>Waiting for an admin</strong> since ${esc(when(i.waitingForAdmin.since))}: ${esc(i.waitingForAdmin.reason)}. Sign in again on the admin page; the import resumes within a minute.</p>`
+    : '';
+  const failures = i.failures.length
+    ? `<table><caption>Items that failed (first ${i.failures.length})</caption><thead><tr><th scope="col">key</th><th scope="col">code</th><th scope="col">the tenant's message</th></tr></thead><tbody>${i.failures
+        .map(
+          (f) =>
+            `<tr><th scope="row">${esc(f.key)}</th><td>${esc(f.code ?? '')}</td><td>${esc(f.message)}</td></tr>`,
+        )
+        .join('')}</tbody></table>`
+    : '';
+  return `<p>Operation <strong>${esc(i.operation)}</strong>: ${i.applied} of ${i.total} items applied, ${i.failed} failed, ${i.skipped} skipped, ${i.pending} pending.</p>${waiting}${failures}`;
+}
+
 function detail(r: RunSummary) {
+  if (r.kind === 'import') {
+    const error = r.error
+      ? `<p class="error" role="note"><strong>${esc(r.error.code)}</strong>: ${esc(r.error.message)}</p>${r.error.action ? `<p><strong>What fixes it:</strong> ${esc(r.error.action)}</p>` : ''}`
+      : '';
+    return `<details class="run-detail" data-run="${esc(r.id)}"${r.import?.waitingForAdmin ? ' open' : ''}><summary>Details of import ${esc(r.id)}</summary>
+${error}${importNotes(r)}
+</details>`;
+  }
   const rows = Object.entries(r.streams)
     .map(
       ([s, c]) =>

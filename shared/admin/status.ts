@@ -35,6 +35,7 @@ export async function statusView(app: App, adminHref: string): Promise<StatusVie
   const lastSync =
     runs.find((r) => r.kind === 'sync' && r.outcome !== 'running') ?? runs.find((r) => r.kind === 'sync');
   const lastExport = runs.find((r) => r.kind === 'export');
+  const lastImport = runs.find((r) => r.kind === 'import');
   // The latest sync that says something about the credential: one that succeeded, or one it failed.
   const rejected = (r: RunSummary | undefined) => r?.error?.code.toLowerCase() === 'credential_rejected';
   const telling = runs.find((r) => r.kind === 'sync' && (r.outcome === 'succeeded' || rejected(r)));
@@ -89,6 +90,15 @@ export async function statusView(app: App, adminHref: string): Promise<StatusVie
       lastRunPart('Last sync', lastSync, 'no sync yet'),
       next,
       lastRunPart('Last export', lastExport, 'no export yet'),
+      ...(lastImport?.import?.waitingForAdmin && lastImport.outcome === 'running'
+        ? [
+            {
+              name: 'Import',
+              state: 'fail' as const,
+              detail: `import ${lastImport.id} waits for an admin to sign in again (the admin page); it resumes within a minute of one`,
+            },
+          ]
+        : [lastRunPart('Last import', lastImport, 'no import yet')]),
       {
         name: 'Secret store',
         state: 'ok',

@@ -108,6 +108,7 @@ describe('status page in Chromium', () => {
       'Last sync',
       'Next scheduled sync',
       'Last export',
+      'Last import',
       'Secret store',
       'Storage',
     ])

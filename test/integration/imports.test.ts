@@ -164,6 +164,12 @@ describe('imports: write-back with the admin session', () => {
       import: { operation: 'updateKpi', applied: 3, failed: 2 },
     });
     expect(run.body.import.failures.map((f: { key: string }) => f.key)).toEqual(['row-3', 'missing']);
+    // The status page names each failed item by the caller's key, with the tenant's words.
+    const page = (await stack.api('manage/status', {}, stack.keys.master).then((x) => x.text())) as string;
+    expect(page).toContain('Operation <strong>updateKpi</strong>: 3 of 5 items applied, 2 failed');
+    expect(page).toMatch(
+      /<th scope="row">row-3<\/th><td>import_item_refused<\/td><td>KPI kpi-0000003 is locked for the period/,
+    );
     const callback = await eventually(
       async () => receiver.received.find((m) => m.type === 'import.completed' && m.data.id === r.body.id),
       'the signed callback',
@@ -347,6 +353,9 @@ describe('imports: write-back with the admin session', () => {
       outcome: 'running',
       import: { waitingForAdmin: { reason: expect.any(String) } },
     });
+    const page = await (await stack.api('manage/status', {}, stack.keys.master)).text();
+    expect(page).toContain(`import ${r.body.id} waits for an admin to sign in again`);
+    expect(page).toContain('<strong>Waiting for an admin</strong>');
     // A new import is refused until someone signs in.
     expect((await post({ operation: 'updateKpi', items: [kpiItem(1, 1)] })).body.code).toBe(
       'admin_login_required',
