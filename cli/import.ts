@@ -92,6 +92,7 @@ export async function importCommand(args: string[]): Promise<number> {
     const total = batch.items.length;
     const result = await applyBatch(id, batch, store, access.delegatedGraphql, {
       onProgress: (c) => {
+        if (values.json || c.pending === total) return;
         const line = bar(total - c.pending, total, c);
         process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
       },

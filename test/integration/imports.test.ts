@@ -1,5 +1,8 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { LocalFileSecretStore } from '../../shared/secrets';
+import { runCli } from '../helpers/cli';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 import { webhookReceiver } from '../helpers/webhook-receiver';
@@ -177,6 +180,53 @@ describe('imports: write-back with the admin session', () => {
     expect((callback.data.results as unknown[]).length).toBe(5);
     expect(stack.logRecords().some((l) => l.message === 'import failed' && l.runId === r.body.id)).toBe(true);
     await stack.sb.hook('mutations/refuse', { id: 'kpi-0000003', clear: true });
+  });
+
+  it('the CLI runs the same code with the stored session: a result per item, exit 1 when one failed', async () => {
+    await stack.sb.hook('mutations/refuse', { id: 'kpi-0000009', message: 'KPI kpi-0000009 is archived' });
+    const file = join(stack.dir, 'items.ndjson');
+    await writeFile(file, `${JSON.stringify(kpiItem(8, 88))}\n\n${JSON.stringify(kpiItem(9, 99))}\n`);
+    const env = {
+      ...stack.sb.settings,
+      LOCAL_SECRETS_FILE: stack.secretsFile,
+      AzureWebJobsStorage: stack.azurite.connectionString,
+      NODE_EXTRA_CA_CERTS: stack.azurite.caFile as string,
+    };
+    const before = await mutationsBy();
+    const r = await runCli(['import', '--operation', 'updateKpi', '--file', file, '--json'], {
+      env,
+      cwd: stack.dir,
+    });
+    expect([r.code, r.stderr]).toEqual([1, '']);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      operation: 'updateKpi',
+      counts: { applied: 1, failed: 1, skipped: 0, pending: 0 },
+      results: [
+        { key: 'row-8', state: 'applied' },
+        {
+          key: 'row-9',
+          state: 'failed',
+          code: 'import_item_refused',
+          message: 'KPI kpi-0000009 is archived',
+        },
+      ],
+    });
+    expect((await mutationsBy()) - before).toBe(2);
+    expect((await kpiValues()).get('kpi-0000008')).toBe(88);
+    // Bad input is refused before anything is sent, naming the line or the item.
+    await writeFile(
+      file,
+      `${JSON.stringify({ key: 'a', variables: { id: 'kpi-0000001', input: { value: 'x' } } })}\n`,
+    );
+    const bad = await runCli(['import', '--operation', 'updateKpi', '--file', file], { env, cwd: stack.dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/items\.0\.variables \(key "a"\): \$input/);
+    await writeFile(file, 'not json\n');
+    expect(
+      (await runCli(['import', '--operation', 'updateKpi', '--file', file], { env, cwd: stack.dir })).stderr,
+    ).toMatch(/items\.ndjson:1: not a JSON line/);
+    expect((await mutationsBy()) - before).toBe(2);
+    await stack.sb.hook('mutations/refuse', { id: 'kpi-0000009', clear: true });
   });
 
   it('Idempotency-Key: the same key and body is the same import, applied once; another body is 422', async () => {
