@@ -3,20 +3,26 @@ import { dirname, join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { discover, storedCatalog, streamsFileJson, type Discovery } from '../shared/catalog';
 import type { Proposal } from '../shared/catalog/discover';
+import { introspect } from '../shared/catalog/introspect';
 import { IntegrationError } from '../shared/errors';
+import { proposeOperations } from '../shared/imports/propose';
 import type { StreamDefinition } from '../shared/streams';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { parse, type CommandHelp } from './args';
 import { describeTarget, resolveTenant } from './context';
 
 export const DISCOVER_HELP: CommandHelp = {
-  usage: 'discover [--out FILE] [--stored] [--json]',
+  usage: 'discover [--out FILE] [--operations FILE] [--stored] [--json]',
   summary:
     "Reads the tenant's schema (introspection, with the M2M credential) and proposes a catalog: one stream per\n" +
     'collection, however it pages, with its key and every field the credential can read. `--out` writes it in the\n' +
     'SYNC_STREAMS_FILE format, for editing.',
   options: [
     ['--out FILE', 'write the catalog there (the SYNC_STREAMS_FILE format)'],
+    [
+      '--operations FILE',
+      "write the tenant's mutations there as import operations (the IMPORT_OPERATIONS_FILE format), to keep those imports may run",
+    ],
     ['--stored', 'show the catalog the sync stored (what runs read when SYNC_STREAMS_FILE is unset) instead'],
     ['--json', 'print the catalog and the findings as JSON on stdout'],
   ],
@@ -55,6 +61,7 @@ function describeProposal(p: Proposal): string {
 export async function discoverCommand(args: string[]): Promise<number> {
   const { values } = parse(args, {
     out: { type: 'string' },
+    operations: { type: 'string' },
     stored: { type: 'boolean' },
     json: { type: 'boolean' },
   });
@@ -109,6 +116,15 @@ export async function discoverCommand(args: string[]): Promise<number> {
       if (!values.json)
         process.stderr.write(
           `Wrote ${file}: edit it, then set SYNC_STREAMS_FILE=${file} to use it (without the setting, runs read the stored catalog).\n`,
+        );
+    }
+    if (values.operations) {
+      const file = resolve(values.operations);
+      const operations = proposeOperations(await introspect(access.graphql));
+      await writeFile(file, `${JSON.stringify({ operations }, null, 2)}\n`);
+      if (!values.json)
+        process.stderr.write(
+          `Wrote ${file}: ${Object.keys(operations).length} mutation${Object.keys(operations).length === 1 ? '' : 's'} (${Object.keys(operations).join(', ') || 'none'}). Keep those imports may run, then set IMPORT_OPERATIONS_FILE=${file} (docs/import.md).\n`,
         );
     }
     if (values.json)

@@ -58,7 +58,13 @@ describe('GraphQL client', () => {
     expect(err.code).toBe('read_only_credential');
     const s = await stats();
     expect(s.token.client_credentials).toBe(0);
-    expect(s.graphql).toEqual({ queries: 0, mutations: 0, refused: 0, byOperation: {} });
+    expect(s.graphql).toEqual({
+      queries: 0,
+      mutations: 0,
+      refused: 0,
+      byOperation: {},
+      mutationsByPerson: {},
+    });
     await a.cleanup();
   });
 

@@ -6,6 +6,7 @@ import { LocalFileSecretStore } from '../../shared/secrets';
 import { readStreamsFile } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { accessFixture } from '../helpers/access';
+import { loadOperations, variableProblems } from '../../shared/imports/operations';
 import { runCli } from '../helpers/cli';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 
@@ -85,6 +86,24 @@ const COLLECTION: Record<string, string> = {
 };
 
 describe('discover against a schema we did not design for', () => {
+  it('--operations proposes the tenant’s mutations as import operations that load and fit its schema', async () => {
+    const file = join(dir, 'operations.json');
+    const r = await runCli(['discover', '--operations', file], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/1 mutation \(setMetric\)/);
+    const written = JSON.parse(await readFile(file, 'utf8'));
+    expect(written).toEqual({
+      operations: {
+        setMetric:
+          'mutation SetMetric($key: String!, $value: Float!) { setMetric(key: $key, value: $value) { __typename } }',
+      },
+    });
+    const operations = await loadOperations(file);
+    const op = operations.get('setMetric')!;
+    expect(variableProblems(op, { key: 'm-0000001', value: 2 })).toEqual([]);
+    expect(variableProblems(op, { key: 'm-0000001' })).toEqual(['$value: required']);
+  });
+
   it('proposes one stream per collection with its paging, key and fields, names what it left out, and writes a streams file', async () => {
     const out = join(dir, 'streams.json');
     const r = await runCli(['discover', '--out', out], { env: env() });

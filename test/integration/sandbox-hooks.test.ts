@@ -69,15 +69,41 @@ describe('faults hook', () => {
 describe('stats, clock and reset hooks', () => {
   it('stats count each grant, device authorizations and GraphQL operations by kind', async () => {
     const token = (await sb.clientCredentials()).body.access_token;
-    await sb.personTokens();
+    const person = (await sb.personTokens()).access_token;
     await sb.graphql(token, '{ currentTenant { name } }');
     await sb.graphql(token, '{ currentTenant { name } }');
+    const set = 'mutation S($id: ID!) { updateKpi(id: $id, input: { value: 1 }) { id } }';
+    await sb.graphql(person, set, { id: 'kpi-0000001' });
+    await sb.graphql(token, set, { id: 'kpi-0000001' }); // refused: M2M is read-only
     expect((await sb.hook('stats')).body).toEqual({
       token: { client_credentials: 1, device_code: 1, refresh_token: 0 },
       deviceAuthorization: 1,
-      graphql: { queries: 2, mutations: 0, refused: 0, byOperation: { anonymous: 2 } },
+      graphql: {
+        queries: 2,
+        mutations: 1,
+        refused: 1,
+        byOperation: { anonymous: 2, S: 1 },
+        mutationsByPerson: { admin: 1 },
+      },
       faults: 0,
     });
+  });
+
+  it('mutations/refuse: one record’s mutations fail with a domain error until cleared; others go through', async () => {
+    const person = (await sb.personTokens()).access_token;
+    const set = (id: string) =>
+      sb.graphql(person, 'mutation S($id: ID!) { updateKpi(id: $id, input: { value: 7 }) { id value } }', {
+        id,
+      });
+    expect((await sb.hook('mutations/refuse', { id: 'kpi-0000002', message: 'locked' })).body).toEqual({
+      refused: ['kpi-0000002'],
+    });
+    const refused = await set('kpi-0000002');
+    expect(refused.body.errors[0]).toMatchObject({ message: 'locked', extensions: { code: 'DOMAIN_RULE' } });
+    expect((await set('kpi-0000003')).body.data.updateKpi).toEqual({ id: 'kpi-0000003', value: 7 });
+    expect((await sb.hook('mutations/refuse', { id: 'kpi-0000002', clear: true })).body.refused).toEqual([]);
+    expect((await set('kpi-0000002')).body.data.updateKpi.value).toBe(7);
+    expect((await sb.hook('mutations/refuse', { id: '' })).status).toBe(400);
   });
 
   it('clock rejects negative or non-integer moves', async () => {

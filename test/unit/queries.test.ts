@@ -120,7 +120,7 @@ describe('the queries operators are given read what the app emits', () => {
   const found = queries();
 
   it('finds the alert rules, the workbook and the docs’ queries', () => {
-    expect(found.filter((f) => f.where.endsWith('.bicep')).length).toBe(8);
+    expect(found.filter((f) => f.where.endsWith('.bicep')).length).toBe(10);
     expect(found.filter((f) => f.where.startsWith('docs/')).length).toBeGreaterThanOrEqual(4);
     expect(MESSAGES.has('sync run failed')).toBe(true);
     expect(SPANS.has('graphql')).toBe(true);
