@@ -2,7 +2,8 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { appContext } from '../shared/app';
-import { createExport, unlessUnavailable } from '../shared/exports/http';
+import { createExport } from '../shared/exports/http';
+import { unlessUnavailable } from '../shared/net/accepted';
 
 /**
  * POST /api/exports (function key): `{ streams?, format?, gzip?, callbackUrl? }` → 202 with Location,
@@ -17,5 +18,6 @@ df.app.client.http('exportsCreate', {
     unlessUnavailable(
       () => appContext().exports(),
       (setup) => createExport(request, client, setup),
+      'export',
     ),
 });

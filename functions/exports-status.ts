@@ -2,7 +2,8 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { appContext } from '../shared/app';
-import { exportStatus, unlessUnavailable } from '../shared/exports/http';
+import { exportStatus } from '../shared/exports/http';
+import { unlessUnavailable } from '../shared/net/accepted';
 
 /** GET /api/exports/{id} (function key): status and per-stream progress; 15-minute download links when done. */
 df.app.client.http('exportsStatus', {
@@ -13,5 +14,6 @@ df.app.client.http('exportsStatus', {
     unlessUnavailable(
       () => appContext().exports(),
       (setup) => exportStatus(request, client, setup),
+      'export',
     ),
 });

@@ -2,7 +2,8 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { appContext } from '../shared/app';
-import { createImport, importsUnlessUnavailable } from '../shared/imports/http';
+import { createImport } from '../shared/imports/http';
+import { setupProblem, unlessUnavailable } from '../shared/net/accepted';
 
 /**
  * POST /api/imports (function key): `{ operation, items: [{ key, variables }], callbackUrl? }` → 202 with
@@ -13,8 +14,10 @@ df.app.client.http('importsCreate', {
   methods: ['POST'],
   authLevel: 'function',
   handler: (request: HttpRequest, client: DurableClient) =>
-    importsUnlessUnavailable(
+    unlessUnavailable(
       () => appContext().imports(),
       (setup) => createImport(request, client, setup),
+      'import',
+      setupProblem('operations_invalid'),
     ),
 });

@@ -3,6 +3,7 @@ import type { DurableClient, DurableOrchestrationStatus } from 'durable-function
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { isRunning, readInstance } from '../durable';
+import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
 import { problem } from '../errors';
 import {
   EXPORT,
@@ -24,7 +25,6 @@ import {
 import { publicExport } from './run';
 import type { ExportSetup } from './setup';
 
-const POLL_SECONDS = 5;
 const BUSY_RETRY_SECONDS = 30;
 
 /** The export's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
@@ -34,57 +34,15 @@ export function stateOf(instance: DurableOrchestrationStatus): ExportState | und
   let state: ExportState | undefined = reported.success ? reported.data : undefined;
   if (!state && input.success) state = { ...exportState(input.data, {}, []), status: 'queued' };
   if (!state) return undefined;
-  const stopped = ['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus);
+  const stopped = stoppedEarly(instance, 'export');
   if (stopped && state.status !== 'completed' && state.status !== 'failed')
-    return {
-      ...state,
-      status: 'failed',
-      error: `the export stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`,
-    };
+    return { ...state, status: 'failed', error: stopped };
   return state;
 }
 
-function statusUrl(request: HttpRequest, id: string): string {
-  const url = new URL(request.url);
-  url.pathname = `${url.pathname.replace(/\/exports\/?$/, '')}/exports/${id}`;
-  url.search = '';
-  return url.href;
-}
-
 function accepted(request: HttpRequest, id: string, status: string, replayed = false): HttpResponseInit {
-  const location = statusUrl(request, id);
-  return {
-    status: 202,
-    jsonBody: { id, status, statusUrl: location },
-    headers: {
-      location,
-      'retry-after': String(POLL_SECONDS),
-      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
-    },
-  };
-}
-
-/**
- * The body, or undefined as soon as it is known to be over `max` bytes (by Content-Length, or once that much
- * has arrived): a large or endless body is never read whole.
- */
-export async function readBodyUpTo(request: HttpRequest, max: number): Promise<Buffer | undefined> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > max) return undefined;
-  if (!request.body) return Buffer.alloc(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
+  const location = resourceUrl(request, 'exports', id);
+  return acceptedAnswer(location, { id, status, statusUrl: location }, replayed);
 }
 
 /**
@@ -96,19 +54,9 @@ export async function createExport(
   client: DurableClient,
   setup: ExportSetup,
 ): Promise<HttpResponseInit> {
-  const type = request.headers.get('content-type');
-  if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
-    return problem(415, 'unsupported_media_type', 'send the body as application/json');
-  const bytes = await readBodyUpTo(request, MAX_BODY_BYTES);
-  if (!bytes) return problem(413, 'payload_too_large', `the body may be at most ${MAX_BODY_BYTES} bytes`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return problem(400, 'invalid_request', 'the body is not UTF-8 text', {
-      members: { problems: ['body: not UTF-8'] },
-    });
-  }
+  const read = await readJsonText(request, MAX_BODY_BYTES);
+  if ('refused' in read) return read.refused;
+  const { text } = read;
   if (setup.requestSecret) {
     try {
       new Webhook(await setup.requestSecret()).verify(text, {
@@ -233,21 +181,4 @@ export async function exportStatus(
     jsonBody: await publicExport(setup, state),
     headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
   };
-}
-
-/** Storage or the durable store failing is the caller's 503 (retry), never a bare 500. */
-export async function unlessUnavailable(
-  setup: () => ExportSetup,
-  handle: (setup: ExportSetup) => Promise<HttpResponseInit>,
-): Promise<HttpResponseInit> {
-  let s: ExportSetup | undefined;
-  try {
-    s = setup();
-    return await handle(s);
-  } catch (err) {
-    s?.logger.log('error', 'export request failed', { reason: (err as Error).message.split('\n')[0] });
-    return problem(503, 'service_unavailable', 'the export service could not answer; retry shortly', {
-      headers: { 'retry-after': '10' },
-    });
-  }
 }

@@ -2,8 +2,8 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
 import { readInstance } from '../durable';
+import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
 import { problem } from '../errors';
-import { readBodyUpTo } from '../exports/http';
 import { callerScope, parseIdempotencyKey } from '../exports/request';
 import {
   IMPORT,
@@ -20,8 +20,6 @@ import { importHash, maxBodyBytes, parseImportRequest } from './request';
 import { publicImport } from './run';
 import type { ImportSetup } from './setup';
 
-const POLL_SECONDS = 5;
-
 /** The import's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
 export function importStateOf(instance: DurableOrchestrationStatus): ImportState | undefined {
   const reported = importStateSchema.safeParse(instance.customStatus);
@@ -29,37 +27,15 @@ export function importStateOf(instance: DurableOrchestrationStatus): ImportState
   let state = reported.success ? reported.data : undefined;
   if (!state && input.success) state = importState(input.data, 'queued');
   if (!state) return undefined;
-  const stopped = ['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus);
+  const stopped = stoppedEarly(instance, 'import');
   if (stopped && state.state !== 'completed' && state.state !== 'failed')
-    return {
-      ...state,
-      state: 'failed',
-      error: {
-        code: 'run_stopped',
-        message: `the import stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`,
-      },
-    };
+    return { ...state, state: 'failed', error: { code: 'run_stopped', message: stopped } };
   return state;
 }
 
-function statusUri(request: HttpRequest, id: string): string {
-  const url = new URL(request.url);
-  url.pathname = `${url.pathname.replace(/\/imports\/?$/, '')}/imports/${id}`;
-  url.search = '';
-  return url.href;
-}
-
 function accepted(request: HttpRequest, id: string, state: string, replayed = false): HttpResponseInit {
-  const location = statusUri(request, id);
-  return {
-    status: 202,
-    jsonBody: { id, state, statusUri: location },
-    headers: {
-      location,
-      'retry-after': String(POLL_SECONDS),
-      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
-    },
-  };
+  const location = resourceUrl(request, 'imports', id);
+  return acceptedAnswer(location, { id, state, statusUri: location }, replayed);
 }
 
 /**
@@ -72,20 +48,9 @@ export async function createImport(
   client: DurableClient,
   setup: ImportSetup,
 ): Promise<HttpResponseInit> {
-  const type = request.headers.get('content-type');
-  if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
-    return problem(415, 'unsupported_media_type', 'send the body as application/json');
-  const limit = maxBodyBytes(setup.maxItems);
-  const bytes = await readBodyUpTo(request, limit);
-  if (!bytes) return problem(413, 'payload_too_large', `the body may be at most ${limit} bytes`);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return problem(400, 'invalid_request', 'the body is not UTF-8 text', {
-      members: { problems: ['body: not UTF-8'] },
-    });
-  }
+  const read = await readJsonText(request, maxBodyBytes(setup.maxItems));
+  if ('refused' in read) return read.refused;
+  const { text } = read;
   const session = await setup.session();
   if (session?.state !== 'connected')
     return problem(
@@ -200,24 +165,4 @@ export async function importStatus(
     jsonBody: await publicImport(setup, state),
     headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
   };
-}
-
-/** Storage, the durable store or the tenant's schema failing is the caller's 503 (retry), never a bare 500. */
-export async function importsUnlessUnavailable(
-  setup: () => ImportSetup,
-  handle: (setup: ImportSetup) => Promise<HttpResponseInit>,
-): Promise<HttpResponseInit> {
-  let s: ImportSetup | undefined;
-  try {
-    s = setup();
-    return await handle(s);
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'operations_invalid')
-      return problem(503, 'operations_invalid', (err as Error).message, { headers: { 'retry-after': '60' } });
-    s?.logger.log('error', 'import request failed', { reason: (err as Error).message.split('\n')[0] });
-    return problem(503, 'service_unavailable', 'the import service could not answer; retry shortly', {
-      headers: { 'retry-after': '10' },
-    });
-  }
 }

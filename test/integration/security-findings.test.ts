@@ -8,7 +8,7 @@ import { createAccessLayer } from '../../shared/access';
 import { requestDeviceCode, pollDeviceToken } from '../../shared/device-login/idp';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
 import { loadConfig } from '../../shared/config';
-import { readBodyUpTo } from '../../shared/exports/http';
+import { readBodyUpTo } from '../../shared/net/accepted';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { failure } from '../helpers/failure';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';

@@ -1,0 +1,122 @@
+import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { DurableOrchestrationStatus } from 'durable-functions';
+import { problem, type ErrorCode } from '../errors';
+import type { Logger } from '../log';
+
+/*
+ * What the two async request-reply webhooks (POST /api/exports, POST /api/imports) share: reading a JSON body
+ * bounded in size, the address of the resource they start, the 202 that points at it, how a stopped orchestration
+ * reads, and a 503 instead of a bare 500 when storage or the durable store fails.
+ */
+
+/** How often callers are told to poll a running export or import. */
+export const POLL_SECONDS = 5;
+
+/**
+ * The body, or undefined as soon as it is known to be over `max` bytes (by Content-Length, or once that much
+ * has arrived): a large or endless body is never read whole.
+ */
+export async function readBodyUpTo(request: HttpRequest, max: number): Promise<Buffer | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > max) return undefined;
+  if (!request.body) return Buffer.alloc(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+}
+
+/** A JSON body as text: 415 for another content type, 413 past `max` bytes, 400 when it is not UTF-8. */
+export async function readJsonText(
+  request: HttpRequest,
+  max: number,
+): Promise<{ text: string } | { refused: HttpResponseInit }> {
+  const type = request.headers.get('content-type');
+  if (type && !/^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type))
+    return { refused: problem(415, 'unsupported_media_type', 'send the body as application/json') };
+  const bytes = await readBodyUpTo(request, max);
+  if (!bytes) return { refused: problem(413, 'payload_too_large', `the body may be at most ${max} bytes`) };
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return {
+      refused: problem(400, 'invalid_request', 'the body is not UTF-8 text', {
+        members: { problems: ['body: not UTF-8'] },
+      }),
+    };
+  }
+}
+
+/** `…/api/{collection}/{id}` from the request that created it (or asked after it), without its query. */
+export function resourceUrl(request: HttpRequest, collection: string, id: string): string {
+  const url = new URL(request.url);
+  url.pathname = `${url.pathname.replace(new RegExp(`/${collection}/?$`), '')}/${collection}/${id}`;
+  url.search = '';
+  return url.href;
+}
+
+/** 202 Accepted with Location and Retry-After, and `body` (which names the same address). */
+export function acceptedAnswer(
+  location: string,
+  body: Record<string, unknown>,
+  replayed = false,
+): HttpResponseInit {
+  return {
+    status: 202,
+    jsonBody: body,
+    headers: {
+      location,
+      'retry-after': String(POLL_SECONDS),
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    },
+  };
+}
+
+/** Why an orchestration ended without reporting its own end (failed, terminated), or undefined while it has not. */
+export function stoppedEarly(instance: DurableOrchestrationStatus, what: string): string | undefined {
+  if (!['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus)) return undefined;
+  return `the ${what} stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`;
+}
+
+/**
+ * Runs a webhook's handler with its set-up; storage or the durable store failing is the caller's 503 (retry),
+ * never a bare 500. `known` answers errors it recognises (a set-up problem with its own code).
+ */
+export async function unlessUnavailable<S extends { logger: Logger }>(
+  setup: () => S,
+  handle: (setup: S) => Promise<HttpResponseInit>,
+  what: string,
+  known: (err: unknown) => HttpResponseInit | undefined = () => undefined,
+): Promise<HttpResponseInit> {
+  let s: S | undefined;
+  try {
+    s = setup();
+    return await handle(s);
+  } catch (err) {
+    const answer = known(err);
+    if (answer) return answer;
+    s?.logger.log('error', `${what} request failed`, { reason: (err as Error).message.split('\n')[0] });
+    return problem(503, 'service_unavailable', `the ${what} service could not answer; retry shortly`, {
+      headers: { 'retry-after': '10' },
+    });
+  }
+}
+
+/** A set-up error carrying one of our codes, answered as 503 with its message (it names the setting to fix). */
+export const setupProblem =
+  (...codes: ErrorCode[]) =>
+  (err: unknown): HttpResponseInit | undefined => {
+    const code = (err as { code?: unknown }).code;
+    return codes.includes(code as ErrorCode)
+      ? problem(503, code as ErrorCode, (err as Error).message, { headers: { 'retry-after': '60' } })
+      : undefined;
+  };
