@@ -3,6 +3,7 @@ import type { DurableClient, DurableOrchestrationStatus } from 'durable-function
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { isRunning, readInstance } from '../durable';
+import { claimOrReplay } from './ledger';
 import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
 import { problem } from '../errors';
 import {
@@ -92,32 +93,22 @@ export async function createExport(
   const scope = callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'));
   const bodyHash = requestHash(parsed.value);
   if (key.value) {
-    const claimed = await setup.ledger.claimKey(
+    // Claimed but not started (yet, or never: its request may still be refused a slot) answers 409.
+    const answer = await claimOrReplay(
+      setup.ledger,
       scope,
       key.value,
       { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
       now,
+      {
+        noun: 'request',
+        replay: async (earlier) => {
+          const existing = await readInstance(client, exportInstanceId(earlier));
+          return existing && accepted(request, earlier, stateOf(existing)?.status ?? 'queued', true);
+        },
+      },
     );
-    if (claimed !== 'claimed') {
-      if (claimed.bodyHash !== bodyHash)
-        return problem(
-          422,
-          'idempotency_key_reused',
-          'this Idempotency-Key was used with a different request in the last 24 hours; use a new key',
-          { members: { id: claimed.exportId } },
-        );
-      const existing = await readInstance(client, exportInstanceId(claimed.exportId));
-      // Claimed but not started (yet, or never: its request may still be refused a slot). A key never
-      // answers 202 for an export that does not exist.
-      if (!existing)
-        return problem(
-          409,
-          'idempotency_key_in_progress',
-          'a request with this Idempotency-Key is still being started; retry shortly',
-          { headers: { 'retry-after': '1' } },
-        );
-      return accepted(request, claimed.exportId, stateOf(existing)?.status ?? 'queued', true);
-    }
+    if (answer !== 'claimed') return answer;
   }
   let slot: boolean;
   try {

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
 import { readInstance } from '../durable';
+import { claimOrReplay } from '../exports/ledger';
 import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
 import { problem } from '../errors';
 import { callerScope, parseIdempotencyKey } from '../exports/request';
@@ -92,32 +93,21 @@ export async function createImport(
   const scope = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;
   const bodyHash = importHash(body);
   if (key.value) {
-    const claimed = await setup.keys.claimKey(
+    const answer = await claimOrReplay(
+      setup.keys,
       scope,
       key.value,
       { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
       now,
+      {
+        noun: 'import',
+        replay: async (earlier) => {
+          const existing = await readInstance(client, importInstanceId(earlier));
+          return existing && accepted(request, earlier, importStateOf(existing)?.state ?? 'queued', true);
+        },
+      },
     );
-    if (claimed !== 'claimed') {
-      if (claimed.bodyHash !== bodyHash)
-        return problem(
-          422,
-          'idempotency_key_reused',
-          'this Idempotency-Key was used with a different import in the last 24 hours; use a new key',
-          { members: { id: claimed.exportId } },
-        );
-      const existing = await readInstance(client, importInstanceId(claimed.exportId));
-      if (!existing)
-        return problem(
-          409,
-          'idempotency_key_in_progress',
-          'an import with this Idempotency-Key is still being started; retry shortly',
-          {
-            headers: { 'retry-after': '1' },
-          },
-        );
-      return accepted(request, claimed.exportId, importStateOf(existing)?.state ?? 'queued', true);
-    }
+    if (answer !== 'claimed') return answer;
   }
   const input: ImportInput = {
     id,
