@@ -1,4 +1,5 @@
 import type { AccessLayer } from '../access';
+import { keptFor } from '../cache';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
@@ -40,26 +41,16 @@ export function exportSetup(
   let delegation: ReturnType<typeof delegationService> | undefined;
   // One read of the catalog serves every request for a minute: a burst of requests before the first sync would
   // otherwise each discover the tenant's schema (and a failed read is not kept).
-  let catalog: { at: number; streams: Promise<StreamDefinition[]> } | undefined;
-  const streams = () => {
-    const now = options.clock.now();
-    if (!catalog || now - catalog.at >= CATALOG_CACHE_MS || now < catalog.at) {
-      const read = catalogStreams({
-        graphql: access.graphql,
-        state: syncStateStore(config),
-        tenant: access.tenant.name,
-        streamsFile: config.syncStreamsFile,
-        now: () => options.clock.now(),
-        logger: options.logger,
-      }).then((c) => c.streams);
-      const entry = { at: now, streams: read };
-      catalog = entry;
-      read.catch(() => {
-        if (catalog === entry) catalog = undefined;
-      });
-    }
-    return catalog.streams;
-  };
+  const streams = keptFor(CATALOG_CACHE_MS, options.clock, () =>
+    catalogStreams({
+      graphql: access.graphql,
+      state: syncStateStore(config),
+      tenant: access.tenant.name,
+      streamsFile: config.syncStreamsFile,
+      now: () => options.clock.now(),
+      logger: options.logger,
+    }).then((c) => c.streams),
+  );
   return {
     tenant: access.tenant.name,
     streams,

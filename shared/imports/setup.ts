@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { AccessLayer } from '../access';
 import { introspect } from '../catalog/introspect';
+import { keptFor } from '../cache';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import { ConfigError, IntegrationError } from '../errors';
@@ -35,23 +36,6 @@ export interface ImportSetup {
 
 const SCHEMA_CACHE_MS = 60_000;
 
-/** Something read once and kept for a while (a failure is not kept); one read at a time. */
-function cached<T>(read: () => Promise<T>, clock: Clock, ms: number): () => Promise<T> {
-  let entry: { at: number; value: Promise<T> } | undefined;
-  return () => {
-    const now = clock.now();
-    if (!entry || now - entry.at >= ms || now < entry.at) {
-      const value = read();
-      const mine = { at: now, value };
-      entry = mine;
-      value.catch(() => {
-        if (entry === mine) entry = undefined;
-      });
-    }
-    return entry.value;
-  };
-}
-
 export function importSetup(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql' | 'delegated'>,
@@ -64,16 +48,13 @@ export function importSetup(
     ]);
   return {
     tenant: access.tenant.name,
-    operations: cached(() => loadOperations(config.imports.operationsFile), options.clock, SCHEMA_CACHE_MS),
-    schema: cached(
-      () =>
-        introspect(access.graphql).catch((err: unknown) => {
-          // Without introspection the document's own declarations check the variables (docs/import.md).
-          if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
-          throw err;
-        }),
-      options.clock,
-      SCHEMA_CACHE_MS,
+    operations: keptFor(SCHEMA_CACHE_MS, options.clock, () => loadOperations(config.imports.operationsFile)),
+    schema: keptFor(SCHEMA_CACHE_MS, options.clock, () =>
+      introspect(access.graphql).catch((err: unknown) => {
+        // Without introspection the document's own declarations check the variables (docs/import.md).
+        if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
+        throw err;
+      }),
     ),
     session: () => access.delegated.status(),
     store: new AzureImportStore(table, blobService(config)),
