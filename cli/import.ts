@@ -4,7 +4,7 @@ import { createAccessLayer } from '../shared/access';
 import { introspect } from '../shared/catalog/introspect';
 import { IntegrationError } from '../shared/errors';
 import { applyBatch, type Counts } from '../shared/imports/apply';
-import { loadOperations, schemaProblems } from '../shared/imports/operations';
+import { loadOperations } from '../shared/imports/operations';
 import { parseImportRequest } from '../shared/imports/request';
 import { itemResults } from '../shared/imports/run';
 import { MemoryImportStore } from '../shared/imports/store';
@@ -76,14 +76,10 @@ export async function importCommand(args: string[]): Promise<number> {
       development: true,
       schema,
     });
+    if (!parsed.ok && parsed.code === 'operations_invalid')
+      throw new IntegrationError(parsed.code, parsed.problems.join('; '));
     if (!parsed.ok) throw new UsageError(parsed.problems.join('\n  '));
-    const operation = operations.get(parsed.value.operation)!;
-    const misfit = schema ? schemaProblems(operation, schema) : [];
-    if (misfit.length)
-      throw new IntegrationError(
-        'operations_invalid',
-        `operation ${operation.name} does not fit the tenant's schema: ${misfit.join('; ')}`,
-      );
+    const { operation } = parsed;
     const id = randomUUID();
     const store = new MemoryImportStore();
     const batch = { operation: operation.name, document: operation.document, items: parsed.value.items };

@@ -16,7 +16,6 @@ import {
   type ImportInput,
   type ImportState,
 } from './orchestration';
-import { schemaProblems } from './operations';
 import { importHash, maxBodyBytes, parseImportRequest } from './request';
 import { publicImport } from './run';
 import type { ImportSetup } from './setup';
@@ -70,6 +69,8 @@ export async function createImport(
     development: setup.development,
     schema: await setup.schema(),
   });
+  if (!parsed.ok && parsed.code === 'operations_invalid')
+    return problem(422, parsed.code, parsed.problems.join('; '));
   if (!parsed.ok)
     return problem(400, parsed.code, parsed.problems.join('; '), {
       members: {
@@ -77,17 +78,7 @@ export async function createImport(
         ...(parsed.code === 'unknown_operation' ? { knownOperations: [...operations.keys()] } : {}),
       },
     });
-  const body = parsed.value;
-  const operation = operations.get(body.operation);
-  if (!operation) return problem(400, 'unknown_operation', `no operation ${body.operation}`);
-  const schema = await setup.schema();
-  const misfit = schema ? schemaProblems(operation, schema) : [];
-  if (misfit.length)
-    return problem(
-      422,
-      'operations_invalid',
-      `operation ${operation.name} does not fit the tenant's schema (${misfit.join('; ')}): fix it in IMPORT_OPERATIONS_FILE (\`tenant-integrations discover\` lists the tenant's mutations)`,
-    );
+  const { value: body, operation } = parsed;
   const now = setup.clock.now();
   const id = randomUUID();
   const scope = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;

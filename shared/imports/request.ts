@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { GraphQLSchema } from 'graphql';
 import { z } from 'zod';
 import { refusedCallbackUrl } from '../exports/callback';
-import { variableProblems, type ImportOperation } from './operations';
+import { schemaProblems, variableProblems, type ImportOperation } from './operations';
 
 /** One thing to change in the tenant: the caller's id for it, and the operation's variables. */
 export interface ImportItem {
@@ -38,13 +38,14 @@ const bodySchema = (maxItems: number) =>
   });
 
 export type ImportParse =
-  | { ok: true; value: ImportRequest }
-  | { ok: false; code: 'invalid_request' | 'unknown_operation'; problems: string[] };
+  | { ok: true; value: ImportRequest; operation: ImportOperation }
+  | { ok: false; code: 'invalid_request' | 'unknown_operation' | 'operations_invalid'; problems: string[] };
 
 /**
  * Parses an import's body and checks every item against the operation before anything is accepted: unknown
  * fields, an operation not on the allow-list, the same key twice, variables the operation does not declare or
- * of the wrong type (the schema's types when introspection allows them).
+ * of the wrong type (the schema's types when introspection allows them) — then that the operation itself fits the
+ * tenant's schema (`operations_invalid`: the operator's to fix, not the caller's).
  */
 export function parseImportRequest(
   text: string,
@@ -105,7 +106,20 @@ export function parseImportRequest(
           ? [...problems.slice(0, MAX_PROBLEMS), `… and ${problems.length - MAX_PROBLEMS} more`]
           : problems,
     };
-  return { ok: true, value: { operation: body.operation, items: body.items, callbackUrl: body.callbackUrl } };
+  const misfit = options.schema ? schemaProblems(operation, options.schema) : [];
+  if (misfit.length)
+    return {
+      ok: false,
+      code: 'operations_invalid',
+      problems: [
+        `operation ${operation.name} does not fit the tenant's schema (${misfit.join('; ')}): fix it in IMPORT_OPERATIONS_FILE (\`tenant-integrations discover\` lists the tenant's mutations)`,
+      ],
+    };
+  return {
+    ok: true,
+    value: { operation: body.operation, items: body.items, callbackUrl: body.callbackUrl },
+    operation,
+  };
 }
 
 /** JSON with object keys sorted: the same request, whatever its key order, hashes the same. */
