@@ -1,7 +1,7 @@
 import { bounded, GraphqlErrors, IntegrationError, LoginRequired } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { Logger } from '../log';
-import type { ImportBatch, ImportStore, ItemOutcome } from './store';
+import type { ImportBatch, ImportProgress, ImportStore, ItemOutcome, ItemState } from './store';
 
 /** Items sent at once (each one mutation): what the tenant sees from one import. */
 export const IMPORT_CONCURRENCY = 4;
@@ -21,17 +21,29 @@ export interface ApplyResult {
   sessionLost?: string;
 }
 
-export function countsOf(total: number, outcomes: Iterable<ItemOutcome>): Counts {
+/** Counts of `total` items from those with a state (outcomes, or results where `pending` is said outright). */
+export function countsOf(total: number, items: Iterable<{ state: ItemState }>): Counts {
   const c: Counts = { applied: 0, failed: 0, skipped: 0, pending: total };
-  for (const o of outcomes) {
-    c[o.state]++;
-    c.pending--;
-  }
+  for (const { state } of items)
+    if (state !== 'pending') {
+      c[state]++;
+      c.pending--;
+    }
   return c;
 }
 
 const UNKNOWN_MESSAGE =
   'the host stopped while this item was being sent: it may or may not have been applied, and is not sent again';
+
+/** The items of a window left by a stopped host that have no outcome: they may have reached the tenant. */
+function stranded({ outcomes, window }: ImportProgress, total: number): ItemOutcome[] {
+  const out: ItemOutcome[] = [];
+  if (window)
+    for (let i = window[0]; i < Math.min(window[1], total); i++)
+      if (!outcomes.has(i))
+        out.push({ index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE });
+  return out;
+}
 
 /** The tenant's own words for a refused item (its GraphQL errors' messages), else ours. */
 function refusal(index: number, err: unknown): ItemOutcome {
@@ -68,13 +80,9 @@ export async function applyBatch(
   } = {},
 ): Promise<ApplyResult> {
   const total = batch.items.length;
-  const { outcomes, window } = await store.progress(id);
-  // A window left by a stopped host: its items without an outcome may have reached the tenant.
-  let carried: ItemOutcome[] = [];
-  if (window)
-    for (let i = window[0]; i < Math.min(window[1], total); i++)
-      if (!outcomes.has(i))
-        carried.push({ index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE });
+  const progress = await store.progress(id);
+  const { outcomes } = progress;
+  let carried = stranded(progress, total);
   for (const o of carried) outcomes.set(o.index, o);
   const todo: number[] = [];
   for (let i = 0; i < total && todo.length < (options.limit ?? Infinity); i++)
@@ -161,18 +169,16 @@ export async function skipRest(
   store: ImportStore,
   reason: string,
 ): Promise<Counts> {
-  const { outcomes, window } = await store.progress(id);
-  const rest: ItemOutcome[] = [];
+  const progress = await store.progress(id);
+  const { outcomes } = progress;
+  const rest = stranded(progress, total);
+  for (const o of rest) outcomes.set(o.index, o);
   for (let i = 0; i < total; i++)
     if (!outcomes.has(i)) {
-      const unknown = window && i >= window[0] && i < window[1];
-      rest.push(
-        unknown
-          ? { index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE }
-          : { index: i, state: 'skipped', message: bounded(reason, 300) },
-      );
+      const skipped: ItemOutcome = { index: i, state: 'skipped', message: bounded(reason, 300) };
+      rest.push(skipped);
+      outcomes.set(i, skipped);
     }
   await store.commit(id, rest, null);
-  for (const o of rest) outcomes.set(o.index, o);
   return countsOf(total, outcomes.values());
 }

@@ -43,11 +43,7 @@ export async function publicImport(setup: ImportSetup, state: ImportState) {
   return { ...state, counts: state.state === 'queued' ? state.counts : countsFrom(results), results };
 }
 
-function countsFrom(results: ItemResult[]): Counts {
-  const c: Counts = { applied: 0, failed: 0, skipped: 0, pending: 0 };
-  for (const r of results) c[r.state]++;
-  return c;
-}
+const countsFrom = (results: ItemResult[]) => countsOf(results.length, results);
 
 const failuresOf = (results: ItemResult[]) =>
   results
@@ -114,11 +110,10 @@ export async function importFinishActivity(app: App, raw: unknown): Promise<Coun
   const { input, finishedAt, error } = finishInput.parse(raw);
   return app.traced('import finish', { runId: input.id }, async () => {
     const setup = app.imports();
-    let counts = input.counts ?? countsOf(input.total, []);
-    if (error || counts.pending)
-      counts = await skipRest(input.id, input.total, setup.store, error?.message ?? 'the import ended');
+    if (error || (input.counts?.pending ?? input.total) > 0)
+      await skipRest(input.id, input.total, setup.store, error?.message ?? 'the import ended');
     const results = await itemResults(setup.store, input.id);
-    counts = countsFrom(results);
+    const counts = countsFrom(results);
     const summary = importSummary(input, counts, { finishedAt, failures: failuresOf(results), error });
     if (summary.outcome === 'failed')
       // An alert rule in infra/ reads this record: its message and fields are part of the contract.
