@@ -3,8 +3,14 @@ import type { DurableClient, DurableOrchestrationStatus } from 'durable-function
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { isRunning, readInstance } from '../durable';
-import { claimOrReplay } from './ledger';
-import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
+import {
+  acceptedAnswer,
+  claimOrReplay,
+  POLL_SECONDS,
+  readJsonText,
+  resourceUrl,
+  stoppedEarly,
+} from '../net/accepted';
 import { problem } from '../errors';
 import {
   EXPORT,

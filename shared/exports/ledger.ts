@@ -1,9 +1,8 @@
 import type { TableClient, TableEntityResult } from '@azure/data-tables';
 import type { TokenCredential } from '@azure/identity';
-import type { HttpResponseInit } from '@azure/functions';
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config';
-import { ConfigError, problem } from '../errors';
+import { ConfigError } from '../errors';
 import { lazyTable } from '../state/lazy';
 import { tableClient } from '../state/table-service';
 
@@ -159,37 +158,4 @@ export class ExportLedger {
         });
     }
   }
-}
-
-/**
- * Claims `key` for a new request (`'claimed'`), or answers as the earlier request with that key did: 422 when its
- * body differed, `replay` of what it started, or 409 while that is not started yet (a key never answers 202 for
- * something that does not exist). `noun` names what callers request ("request", "import").
- */
-export async function claimOrReplay(
-  ledger: ExportLedger,
-  scope: string,
-  key: string,
-  record: KeyRecord,
-  nowMs: number,
-  options: { noun: string; replay: (id: string) => Promise<HttpResponseInit | undefined> },
-): Promise<'claimed' | HttpResponseInit> {
-  const claimed = await ledger.claimKey(scope, key, record, nowMs);
-  if (claimed === 'claimed') return claimed;
-  if (claimed.bodyHash !== record.bodyHash)
-    return problem(
-      422,
-      'idempotency_key_reused',
-      `this Idempotency-Key was used with a different ${options.noun} in the last 24 hours; use a new key`,
-      { members: { id: claimed.exportId } },
-    );
-  return (
-    (await options.replay(claimed.exportId)) ??
-    problem(
-      409,
-      'idempotency_key_in_progress',
-      `${/^[aeiou]/.test(options.noun) ? 'an' : 'a'} ${options.noun} with this Idempotency-Key is still being started; retry shortly`,
-      { headers: { 'retry-after': '1' } },
-    )
-  );
 }

@@ -2,8 +2,14 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
 import { readInstance } from '../durable';
-import { claimOrReplay } from '../exports/ledger';
-import { acceptedAnswer, POLL_SECONDS, readJsonText, resourceUrl, stoppedEarly } from '../net/accepted';
+import {
+  acceptedAnswer,
+  claimOrReplay,
+  POLL_SECONDS,
+  readJsonText,
+  resourceUrl,
+  stoppedEarly,
+} from '../net/accepted';
 import { problem } from '../errors';
 import { callerScope, parseIdempotencyKey } from '../exports/request';
 import {

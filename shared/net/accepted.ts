@@ -1,12 +1,14 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableOrchestrationStatus } from 'durable-functions';
 import { problem, type ErrorCode } from '../errors';
+import type { ExportLedger, KeyRecord } from '../exports/ledger';
 import type { Logger } from '../log';
 
 /*
  * What the two async request-reply webhooks (POST /api/exports, POST /api/imports) share: reading a JSON body
  * bounded in size, the address of the resource they start, the 202 that points at it, how a stopped orchestration
- * reads, and a 503 instead of a bare 500 when storage or the durable store fails.
+ * reads, Idempotency-Key replays, and a 503 instead of a bare 500 when storage or the durable store fails. Nothing
+ * here loads an SDK: the webhooks' modules are loaded when the functions register.
  */
 
 /** How often callers are told to poll a running export or import. */
@@ -120,3 +122,36 @@ export const setupProblem =
       ? problem(503, code as ErrorCode, (err as Error).message, { headers: { 'retry-after': '60' } })
       : undefined;
   };
+
+/**
+ * Idempotency-Key: claims `key` for a new request (`'claimed'`), or answers as the earlier request with that key did: 422 when its
+ * body differed, `replay` of what it started, or 409 while that is not started yet (a key never answers 202 for
+ * something that does not exist). `noun` names what callers request ("request", "import").
+ */
+export async function claimOrReplay(
+  ledger: Pick<ExportLedger, 'claimKey'>,
+  scope: string,
+  key: string,
+  record: KeyRecord,
+  nowMs: number,
+  options: { noun: string; replay: (id: string) => Promise<HttpResponseInit | undefined> },
+): Promise<'claimed' | HttpResponseInit> {
+  const claimed = await ledger.claimKey(scope, key, record, nowMs);
+  if (claimed === 'claimed') return claimed;
+  if (claimed.bodyHash !== record.bodyHash)
+    return problem(
+      422,
+      'idempotency_key_reused',
+      `this Idempotency-Key was used with a different ${options.noun} in the last 24 hours; use a new key`,
+      { members: { id: claimed.exportId } },
+    );
+  return (
+    (await options.replay(claimed.exportId)) ??
+    problem(
+      409,
+      'idempotency_key_in_progress',
+      `${/^[aeiou]/.test(options.noun) ? 'an' : 'a'} ${options.noun} with this Idempotency-Key is still being started; retry shortly`,
+      { headers: { 'retry-after': '1' } },
+    )
+  );
+}
