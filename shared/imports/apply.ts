@@ -82,6 +82,7 @@ export async function applyBatch(
   const total = batch.items.length;
   const progress = await store.progress(id);
   const { outcomes } = progress;
+  let seq = progress.commits;
   let carried = stranded(progress, total);
   for (const o of carried) outcomes.set(o.index, o);
   const todo: number[] = [];
@@ -104,7 +105,7 @@ export async function applyBatch(
       const end = Math.min(todo.length, Math.max(reserved, sent) + size);
       const from = Math.min(sent, ...inFlight);
       try {
-        await store.commit(id, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
+        await store.commit(id, seq++, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
       } catch (err) {
         carried = [...done, ...carried]; // written with the next attempt, never lost
         throw err;
@@ -151,7 +152,7 @@ export async function applyBatch(
   // A reservation still being written must land before the last write, which clears the window.
   while (reserving) await reserving;
   for (const o of carried) outcomes.set(o.index, o);
-  await store.commit(id, carried, null);
+  await store.commit(id, seq, carried, null);
   const counts = countsOf(total, outcomes.values());
   options.logger?.log(sessionLost ? 'warn' : 'info', 'import items applied', {
     runId: id,
@@ -179,6 +180,6 @@ export async function skipRest(
       rest.push(skipped);
       outcomes.set(i, skipped);
     }
-  await store.commit(id, rest, null);
+  await store.commit(id, progress.commits, rest, null);
   return countsOf(total, outcomes.values());
 }

@@ -28,6 +28,8 @@ export interface ImportProgress {
   outcomes: Map<number, ItemOutcome>;
   /** Items that may be on their way to the tenant: `[from, to)`, recorded before any of them is sent. */
   window?: [number, number];
+  /** Commits recorded so far: the next commit's `seq`. */
+  commits: number;
 }
 
 /**
@@ -39,12 +41,14 @@ export interface ImportStore {
   saveBatch(id: string, batch: ImportBatch): Promise<void>;
   batch(id: string): Promise<ImportBatch>;
   progress(id: string): Promise<ImportProgress>;
-  /** Records outcomes and the next window (null: none) in one write where the store allows. */
-  commit(id: string, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void>;
+  /**
+   * Records outcomes and the next window (null: none), in one write where the store allows. `seq` orders the
+   * commits (from `progress().commits` up): the window is the latest commit's.
+   */
+  commit(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void>;
 }
 
 const pad = (i: number) => String(i).padStart(7, '0');
-const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
 /** Table transactions hold at most 100 operations, all in one partition. */
 const TRANSACTION_OPS = 100;
 /** A string property holds at most 32 K characters. */
@@ -86,15 +90,21 @@ export class AzureImportStore implements ImportStore {
     await this.table();
     const outcomes = new Map<number, ItemOutcome>();
     let window: [number, number] | undefined;
+    let commits = 0;
+    let windowSeq = -1;
     for await (const row of this.client.listEntities<Record<string, unknown>>({
       queryOptions: { filter: `PartitionKey eq 'import_${id}'` },
     })) {
-      if (row.rowKey === 'window') {
-        if (typeof row.from === 'number' && typeof row.to === 'number') window = [row.from, row.to];
-        continue;
-      }
+      const seq = /^c_(\d+)_\d+$/.exec(String(row.rowKey))?.[1];
       const parsed = rowSchema.safeParse(JSON.parse(String(row.outcomes ?? '[]')));
-      if (!parsed.success) throw new Error(`import ${id}: an outcome row of the ledger is unreadable`);
+      if (seq === undefined || !parsed.success)
+        throw new Error(`import ${id}: a row of the ledger is unreadable`);
+      commits = Math.max(commits, Number(seq) + 1);
+      // A commit's window is on its last row: were that row's transaction lost, the window before still holds.
+      if (row.last === true && Number(seq) > windowSeq) {
+        windowSeq = Number(seq);
+        window = typeof row.from === 'number' && typeof row.to === 'number' ? [row.from, row.to] : undefined;
+      }
       for (const [index, state, code, message] of parsed.data)
         outcomes.set(index, {
           index,
@@ -103,60 +113,57 @@ export class AzureImportStore implements ImportStore {
           ...(message ? { message } : {}),
         });
     }
-    return { outcomes, window };
+    return { outcomes, window, commits };
   }
 
-  async commit(id: string, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void> {
+  async commit(
+    id: string,
+    seq: number,
+    outcomes: ItemOutcome[],
+    window: [number, number] | null,
+  ): Promise<void> {
     await this.table();
     const partitionKey = `import_${id}`;
-    // Outcomes go in rows of many (a row per write, split only past a property's size): Table storage's cost is
-    // per entity, and one entity per item made the ledger cost more than the mutations (docs/benchmarks.md).
-    const rows: TransactionAction[] = [];
-    let part: Array<[number, string, string?, string?]> = [];
+    // One row per commit — its outcomes and the window — split only past a property's size: Table storage's cost
+    // is per entity and per request, and one entity per item made the ledger cost more than the mutations
+    // (docs/benchmarks.md#import).
+    const parts: string[] = [];
+    let part: string[] = [];
     let chars = 0;
-    const flush = () => {
-      if (!part.length) return;
-      const indexes = part.map((o) => o[0]);
-      rows.push([
-        'upsert',
-        {
-          partitionKey,
-          rowKey: `out_${pad(Math.min(...indexes))}_${pad(Math.max(...indexes))}_${part.length}`,
-          outcomes: JSON.stringify(part),
-        },
-        'Replace',
-      ]);
-      part = [];
-      chars = 0;
-    };
     for (const o of outcomes) {
-      const entry: [number, string, string?, string?] = o.message
-        ? [o.index, CODE_OF[o.state], o.code ?? '', o.message]
-        : o.code
-          ? [o.index, CODE_OF[o.state], o.code]
-          : [o.index, CODE_OF[o.state]];
-      const size = JSON.stringify(entry).length + 1;
-      if (chars + size > MAX_ROW_CHARS) flush();
-      part.push(entry);
-      chars += size;
-    }
-    flush();
-    // The window goes in the last transaction: were an earlier one to fail, the old window still covers it.
-    const last: TransactionAction = window
-      ? ['upsert', { partitionKey, rowKey: 'window', from: window[0], to: window[1] }, 'Replace']
-      : ['delete', { partitionKey, rowKey: 'window' }];
-    const all = [...rows, last];
-    for (let i = 0; i < all.length; i += TRANSACTION_OPS) {
-      const chunk = all.slice(i, i + TRANSACTION_OPS);
-      try {
-        await this.client.submitTransaction(chunk);
-      } catch (err) {
-        // Deleting a window that is not there fails the whole transaction: send the rest without it.
-        const withoutDelete = chunk.filter((a) => a[0] !== 'delete');
-        if (status(err) !== 404 || withoutDelete.length === chunk.length) throw err;
-        if (withoutDelete.length) await this.client.submitTransaction(withoutDelete);
+      const entry = JSON.stringify(
+        o.message
+          ? [o.index, CODE_OF[o.state], o.code ?? '', o.message]
+          : o.code
+            ? [o.index, CODE_OF[o.state], o.code]
+            : [o.index, CODE_OF[o.state]],
+      );
+      if (chars + entry.length + 1 > MAX_ROW_CHARS) {
+        parts.push(`[${part.join(',')}]`);
+        part = [];
+        chars = 0;
       }
+      part.push(entry);
+      chars += entry.length + 1;
     }
+    parts.push(`[${part.join(',')}]`);
+    const rows = parts.map((json, i) => ({
+      partitionKey,
+      rowKey: `c_${pad(seq)}_${String(i).padStart(4, '0')}`,
+      outcomes: json,
+      ...(i === parts.length - 1
+        ? { last: true, ...(window ? { from: window[0], to: window[1] } : {}) }
+        : {}),
+    }));
+    if (rows.length === 1) {
+      await this.client.upsertEntity(rows[0], 'Replace');
+      return;
+    }
+    // The last row (the window) goes in the last transaction: were an earlier one to fail, the old window holds.
+    for (let i = 0; i < rows.length; i += TRANSACTION_OPS)
+      await this.client.submitTransaction(
+        rows.slice(i, i + TRANSACTION_OPS).map((r): TransactionAction => ['upsert', r, 'Replace']),
+      );
   }
 }
 
@@ -177,13 +184,21 @@ export class MemoryImportStore implements ImportStore {
 
   async progress(id: string): Promise<ImportProgress> {
     const p = this.state.get(id);
-    return { outcomes: new Map(p?.outcomes), window: p?.window };
+    return { outcomes: new Map(p?.outcomes), window: p?.window, commits: p?.commits ?? 0 };
   }
 
-  async commit(id: string, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void> {
-    const p = this.state.get(id) ?? { outcomes: new Map<number, ItemOutcome>() };
+  async commit(
+    id: string,
+    seq: number,
+    outcomes: ItemOutcome[],
+    window: [number, number] | null,
+  ): Promise<void> {
+    const p = this.state.get(id) ?? { outcomes: new Map<number, ItemOutcome>(), commits: 0 };
     for (const o of outcomes) p.outcomes.set(o.index, o);
-    p.window = window ?? undefined;
+    if (seq >= p.commits) {
+      p.window = window ?? undefined;
+      p.commits = seq + 1;
+    }
     this.state.set(id, p);
   }
 }

@@ -57,6 +57,7 @@ describe('the import ledger', () => {
     // What a host leaves when it stops after items 0–1 were recorded and 2–5 were on their way.
     await store.commit(
       id,
+      0,
       [
         { index: 0, state: 'applied' },
         { index: 1, state: 'applied' },
