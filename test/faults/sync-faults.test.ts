@@ -698,6 +698,80 @@ describe('processes and storage', () => {
     }
   });
 
+  it('an incremental pass killed mid-pass (SIGKILL) and run again', async () => {
+    const secretsFile = join(dir, 'secrets.json');
+    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
+    const env = { ...process.env, ...sb.settings, LOCAL_SECRETS_FILE: secretsFile };
+    const out = join(dir, 'out');
+    const args = [CLI, 'sync', '--streams', 'controls', '--sink', `dir:${out}`, '--json'];
+    const cli = () =>
+      new Promise<{ code: number | null; out: string }>((done) => {
+        const c = spawn(process.execPath, args, { env, cwd: dir });
+        let text = '';
+        c.stdout.on('data', (d) => (text += d));
+        c.on('close', (code) => done({ code, out: text }));
+      });
+    const observed: string[] = [];
+    let ok = false;
+    try {
+      expect((await cli()).code).toBe(0); // the first, full pass
+      // Three pages of changes for the incremental pass to read.
+      const mutated = (
+        await sb.hook('data/mutate', { collection: 'controls', creates: 10, updates: 220, deletes: 0 })
+      ).body as { created: string[]; updated: string[] };
+      const pages = async () =>
+        ((await sb.hook('stats')).body.graphql.byOperation as Record<string, number>).Sync_controls ?? 0;
+      await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 6 });
+      const before = await pages();
+      const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
+      const exited = new Promise((r) => child.once('exit', r));
+      for (let i = 0; i < 600 && (await pages()) < before + 2; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      child.kill('SIGKILL');
+      await exited;
+      observed.push('killed after 2 pages of an incremental pass');
+      const again = await cli();
+      expect(again.code).toBe(0);
+      const summary = JSON.parse(again.out) as {
+        runId: string;
+        resumed: boolean;
+        streams: { controls: { pass: string } };
+      };
+      observed.push(
+        `run 2 ${summary.resumed ? 'resumed it' : 'started over'}, ${summary.streams.controls.pass} pass`,
+      );
+      expect(summary).toMatchObject({ resumed: true, streams: { controls: { pass: 'incremental' } } });
+      const changes = await folderChanges(out, summary.runId);
+      const ids = new Set(changes.map((c) => c.changeId));
+      observed.push(
+        `${ids.size} of ${mutated.created.length + mutated.updated.length} changes delivered, ${changes.length - ids.size} twice`,
+      );
+      expect(
+        changes
+          .filter((c) => c.kind === 'created')
+          .map((c) => c.id)
+          .sort(),
+      ).toEqual([...mutated.created].sort());
+      expect(
+        changes
+          .filter((c) => c.kind === 'updated')
+          .map((c) => c.id)
+          .sort(),
+      ).toEqual([...mutated.updated].sort());
+      expect(ids.size).toBe(changes.length);
+      ok = true;
+    } finally {
+      record({
+        kind: 'fault',
+        area: 'process',
+        fault: 'the sync process killed (SIGKILL) during an incremental pass',
+        expected: 'the next run resumes it as an incremental pass; each created or updated record once',
+        observed: observed.join('; '),
+        ok,
+      });
+    }
+  });
+
   it('storage (Azurite) stops mid-run and comes back', async () => {
     const location = join(dir, 'azurite');
     let azurite: RunningAzurite = await startAzurite({ location });

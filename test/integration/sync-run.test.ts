@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OffsetClock } from '../../shared/clock';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
@@ -102,6 +103,75 @@ describe('sync run against the sandbox', () => {
     );
     // Four runs, six streams, a page or two each: the cached M2M token served them all.
     expect((await sb.hook('stats')).body.token.client_credentials).toBe(1);
+    await a.cleanup();
+  });
+
+  it('a record updated twice between passes is one change carrying its last content; a third pass finds nothing', async () => {
+    const a = await accessFixture(sb);
+    const options = {
+      tenant: sb.tenant,
+      state: new FileSyncStateStore(join(dir, 'state')),
+      sink: new DirectorySink(join(dir, 'out')),
+    };
+    const streams = resolveStreams({ select: ['kpis'] });
+    await syncAll(a.graphql, streams, options);
+    await sb.hook('data/set', { collection: 'kpis', id: 'kpi-0000042', fields: { name: 'First rename' } });
+    await sb.hook('data/set', { collection: 'kpis', id: 'kpi-0000042', fields: { name: 'Second rename' } });
+    const second = await syncAll(a.graphql, streams, options);
+    expect(second.streams[0]).toMatchObject({ pass: 'incremental', counts: { created: 0, updated: 1 } });
+    const changes = await delivered(second.runId, 'kpis');
+    expect(changes.map((c) => [c.kind, c.id, (c.record as { name: string }).name])).toEqual([
+      ['updated', 'kpi-0000042', 'Second rename'],
+    ]);
+    // The overlap reads the record again: unchanged since, it is no change.
+    const third = await syncAll(a.graphql, streams, options);
+    expect(third.streams[0]).toMatchObject({ pass: 'incremental', counts: { created: 0, updated: 0 } });
+    expect(third.streams[0].counts.read).toBeGreaterThanOrEqual(1);
+    await a.cleanup();
+  });
+
+  it('clocks that jump: ours backwards or a day ahead makes a full pass; the service’s ahead of ours changes nothing', async () => {
+    const a = await accessFixture(sb);
+    const clock = new OffsetClock();
+    const options = {
+      tenant: sb.tenant,
+      state: new FileSyncStateStore(join(dir, 'state')),
+      sink: new DirectorySink(join(dir, 'out')),
+      clock,
+    };
+    const streams = resolveStreams({ select: ['controls'] });
+    await syncAll(a.graphql, streams, options);
+    // The service's clock an hour ahead of ours: the high-water mark is the records' own time, not ours.
+    await sb.hook('clock', { advanceSeconds: 3600 });
+    const mutated = (
+      await sb.hook('data/mutate', { collection: 'controls', creates: 1, updates: 1, deletes: 1 })
+    ).body as { deleted: string[] };
+    const ahead = await syncAll(a.graphql, streams, options);
+    expect(ahead.streams[0]).toMatchObject({
+      pass: 'incremental',
+      counts: { created: 1, updated: 1, deleted: 0 },
+    });
+    // Ours jumps two hours back: when the last full pass was cannot be trusted, so this one is full (and sees
+    // the deletion the incremental pass could not).
+    clock.advanceSeconds(-7200);
+    const back = await syncAll(a.graphql, streams, options);
+    expect(back.streams[0]).toMatchObject({
+      pass: 'full',
+      counts: { read: 120, created: 0, updated: 0, deleted: 1 },
+    });
+    // A record changed after the mark, then ours a day ahead: full again, and the change is there once.
+    const live = ['ctl-0000007', 'ctl-0000008'].find((id) => !mutated.deleted.includes(id));
+    expect(
+      (await sb.hook('data/set', { collection: 'controls', id: live, fields: { title: 'Moved' } })).status,
+    ).toBe(200);
+    clock.advanceSeconds(7200 + 86_400);
+    const dayAhead = await syncAll(a.graphql, streams, options);
+    expect(dayAhead.streams[0]).toMatchObject({
+      pass: 'full',
+      counts: { read: 120, created: 0, updated: 1, deleted: 0 },
+    });
+    const next = await syncAll(a.graphql, streams, options);
+    expect(next.streams[0]).toMatchObject({ pass: 'incremental', counts: { updated: 0 } });
     await a.cleanup();
   });
 
