@@ -6,7 +6,7 @@ import { createAccessLayer } from '../shared/access';
 import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { changeJson, type Change } from '../shared/sync/changes';
-import type { ChangeSink } from '../shared/sinks';
+import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
 import { FileSyncStateStore } from '../shared/sync/state';
 import { sandboxConfig } from './sandbox-config';
 
@@ -25,6 +25,11 @@ interface Args {
   stream: string;
   /** Sync state kept here between children (a second run reads the first's snapshot); else a temp folder. */
   stateDir?: string;
+  /** `sync --full-pass`: read everything even where an incremental pass would do. */
+  fullPass?: boolean;
+  /** Where changes go: counted and dropped (default), the dir sink, or the blob sink on this Azurite. */
+  sink?: 'counting' | 'dir' | 'blob';
+  blobConnectionString?: string;
 }
 
 /** Serialises every change like a sink would, then drops it: downstream's own cost is not ours. */
@@ -45,6 +50,8 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-sync-'));
   const started = process.hrtime.bigint();
   let records = 0;
+  let changes = 0;
+  let pass: string | undefined;
   try {
     if (a.mode === 'raw') {
       const tokenRes = await fetch(`${a.authUrl}/realms/${a.tenant}/protocol/openid-connect/token`, {
@@ -102,17 +109,32 @@ async function main() {
       }
     } else {
       const access = createAccessLayer(await sandboxConfig(a, dir));
+      // The blob SDK loaded only for the blob sink, as the app does: it would weigh on every child's peak RSS.
+      const sink =
+        a.sink === 'dir'
+          ? new DirectorySink(join(dir, 'out'))
+          : a.sink === 'blob'
+            ? new BlobSink(
+                (await import('@azure/storage-blob')).BlobServiceClient.fromConnectionString(
+                  a.blobConnectionString ?? '',
+                ),
+              )
+            : new CountingSink();
       const result = await syncAll(access.graphql, [stream], {
         tenant: a.tenant,
         state: new FileSyncStateStore(a.stateDir ?? join(dir, 'state')),
-        sink: new CountingSink(),
+        sink,
+        ...(a.fullPass ? { fullPass: true } : {}),
       });
       if (!result.ok) throw new Error(result.streams[0].error);
       records = result.streams[0].counts.read;
+      pass = result.streams[0].pass;
+      const c = result.streams[0].counts;
+      changes = c.created + c.updated + c.deleted;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     process.stdout.write(
-      `${JSON.stringify({ mode: a.mode, records, ms, peakRssMb: process.resourceUsage().maxRSS / 1024, cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000 })}\n`,
+      `${JSON.stringify({ mode: a.mode, pass, records, changes, ms, peakRssMb: process.resourceUsage().maxRSS / 1024, cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000 })}\n`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

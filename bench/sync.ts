@@ -3,13 +3,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { startAzurite } from '../cli/azurite';
 
 /**
  * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
  * same pages from the same sandbox (goal ≥ 0.9),
- * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), each for a first run and
- * for the second run on its state. The sandbox runs in its own process; every measurement is a fresh process,
- * interleaved so drift hits both alike.
+ * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), for a first run, a full pass
+ * and an incremental run with 0.1 % of the records changed (goal: reads ≤ 1 %, ≥ 20× faster than the full pass),
+ * and through the real dir and blob (Azurite) sinks. The sandbox runs in its own process; every measurement is a
+ * fresh process, interleaved so drift hits both alike.
  */
 const DIST = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -40,22 +42,34 @@ export async function startSandboxProcess(records: number) {
   return { info, stop: () => child.kill('SIGTERM') };
 }
 
-type Measure = { records: number; ms: number; peakRssMb: number };
+type Measure = { records: number; changes: number; pass?: string; ms: number; peakRssMb: number };
+type SandboxInfo = Awaited<ReturnType<typeof startSandboxProcess>>['info'];
+type Sink = 'counting' | 'dir' | 'blob';
 
 async function measure(
   mode: 'raw' | 'sync',
-  sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['info'],
-  stateDir?: string,
+  sandbox: SandboxInfo,
+  options: { stateDir?: string; fullPass?: boolean; sink?: Sink; blobConnectionString?: string } = {},
 ): Promise<Measure> {
   const { stdout } = await run(
     process.execPath,
     [
       resolve(DIST, 'bench', 'sync-child.js'),
-      JSON.stringify({ mode, stream: 'controls', stateDir, ...sandbox }),
+      JSON.stringify({ mode, stream: 'controls', ...options, ...sandbox }),
     ],
     { maxBuffer: 1 << 20, timeout: 30 * 60_000 },
   );
   return JSON.parse(stdout) as Measure;
+}
+
+/** Changes `updates` records of the sandbox's controls (their updatedAt moves with them). */
+async function mutate(sandbox: SandboxInfo, updates: number): Promise<void> {
+  const res = await fetch(`${sandbox.baseUrl}/_sandbox/data/mutate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ collection: 'controls', updates }),
+  });
+  if (!res.ok) throw new Error(`data/mutate: HTTP ${res.status}`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -63,71 +77,113 @@ const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 const rate = (m: Measure) => m.records / (m.ms / 1000);
 
 /**
- * One round against a sandbox: the raw loop, then a first sync (every record a change) and a second one on
- * the state the first left (every record compared, none changed: the steady state of a scheduled sync).
+ * One round against a sandbox, each step a fresh process: the raw loop; a first sync (every record a change);
+ * 0.1 % of the records changed, then a full pass of that state (`--full-pass`: every record read and compared);
+ * 0.1 % changed again, then the scheduled run as it is every tick — incremental, reading what changed.
  */
-async function roundOfThree(sandbox: Awaited<ReturnType<typeof startSandboxProcess>>['info']) {
+async function roundOf(sandbox: SandboxInfo, total: number) {
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
+  const changed = Math.max(1, Math.round(total / 1000));
   try {
     const raw = await measure('raw', sandbox);
-    const first = await measure('sync', sandbox, stateDir);
-    const second = await measure('sync', sandbox, stateDir);
-    return { raw, first, second };
+    const first = await measure('sync', sandbox, { stateDir });
+    await mutate(sandbox, changed);
+    const full = await measure('sync', sandbox, { stateDir, fullPass: true });
+    await mutate(sandbox, changed);
+    const incremental = await measure('sync', sandbox, { stateDir });
+    if (full.pass !== 'full' || incremental.pass !== 'incremental')
+      throw new Error(`passes were ${full.pass} and ${incremental.pass}`);
+    return { raw, first, full, incremental, changed };
+  } finally {
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** A first sync through a real sink (every record a change, all written), for its peak RSS. */
+async function throughSink(sandbox: SandboxInfo, sink: Sink, blobConnectionString?: string) {
+  const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
+  try {
+    return await measure('sync', sandbox, { stateDir, sink, blobConnectionString });
   } finally {
     await rm(stateDir, { recursive: true, force: true });
   }
 }
 
 export async function syncBench(): Promise<Record<string, unknown>> {
-  const rounds: Array<Awaited<ReturnType<typeof roundOfThree>>> = [];
-  const small = await startSandboxProcess(100_000);
+  const azurite = await startAzurite();
+  type Round = Awaited<ReturnType<typeof roundOf>>;
+  const rounds: Round[] = [];
+  const sinks: Record<string, Record<string, number>> = { dir: {}, blob: {} };
   try {
-    // Nine rounds: on a shared 2-core machine one round's ratio swings by ±0.1.
-    for (let i = 0; i < 9; i++) rounds.push(await roundOfThree(small.info));
-  } finally {
-    small.stop();
-  }
-  // Three rounds at 1 M too: one round's ratio swung from 0.77 to 1.18 between runs on this shared machine.
-  const bigRounds: Array<Awaited<ReturnType<typeof roundOfThree>>> = [];
-  const large = await startSandboxProcess(1_000_000);
-  try {
-    for (let i = 0; i < 3; i++) bigRounds.push(await roundOfThree(large.info));
-  } finally {
-    large.stop();
-  }
-  // Each round's ratio against its own raw loop, then the median: drift on this shared machine hits both alike.
-  type Round = (typeof rounds)[number];
-  const ratio = (pick: (r: Round) => Measure, of = rounds) =>
-    round(median(of.map((r) => rate(pick(r)) / rate(r.raw))));
-  const rss = (pick: (r: Round) => Measure, of = rounds) =>
-    round(median(of.map((r) => pick(r).peakRssMb)), 1);
-  return {
-    bench: 'sync',
-    stream: 'controls, page size 100; first run: every record a change; second run: none',
-    rawRecordsPerSecond: Math.round(median(rounds.map((r) => rate(r.raw)))),
-    syncRecordsPerSecond: Math.round(median(rounds.map((r) => rate(r.first)))),
-    ratio: ratio((r) => r.first),
-    ratioSecondRun: ratio((r) => r.second),
-    ratioGoal: '>= 0.9',
-    ratio1M: ratio((r) => r.first, bigRounds),
-    ratio1MSecondRun: ratio((r) => r.second, bigRounds),
-    peakRssMb100k: rss((r) => r.first),
-    peakRssMb100kSecondRun: rss((r) => r.second),
-    peakRssMb1M: rss((r) => r.first, bigRounds),
-    peakRssMb1MSecondRun: rss((r) => r.second, bigRounds),
-    rawPeakRssMb100k: rss((r) => r.raw),
-    rawPeakRssMb1M: rss((r) => r.raw, bigRounds),
-    records1M: bigRounds[0].first.records,
-    rssGrowth1Mvs100k: round(
-      Math.max(
-        rss((r) => r.first, bigRounds),
-        rss((r) => r.second, bigRounds),
-      ) /
+    const small = await startSandboxProcess(100_000);
+    try {
+      // Nine rounds: on a shared 2-core machine one round's ratio swings by ±0.1.
+      for (let i = 0; i < 9; i++) rounds.push(await roundOf(small.info, 100_000));
+      for (const sink of ['dir', 'blob'] as const)
+        sinks[sink]['100k'] = (await throughSink(small.info, sink, azurite.connectionString)).peakRssMb;
+    } finally {
+      small.stop();
+    }
+    // Three rounds at 1 M too: one round's ratio swung from 0.77 to 1.18 between runs on this shared machine.
+    const bigRounds: Round[] = [];
+    const large = await startSandboxProcess(1_000_000);
+    try {
+      for (let i = 0; i < 3; i++) bigRounds.push(await roundOf(large.info, 1_000_000));
+      for (const sink of ['dir', 'blob'] as const)
+        sinks[sink]['1M'] = (await throughSink(large.info, sink, azurite.connectionString)).peakRssMb;
+    } finally {
+      large.stop();
+    }
+    // Each round's ratio against its own raw loop, then the median: drift on this shared machine hits both alike.
+    const ratio = (pick: (r: Round) => Measure, of = rounds) =>
+      round(median(of.map((r) => rate(pick(r)) / rate(r.raw))));
+    const rss = (pick: (r: Round) => Measure, of = rounds) =>
+      round(median(of.map((r) => pick(r).peakRssMb)), 1);
+    const incremental = (of: Round[]) => ({
+      changed: of[0].changed,
+      readShare: round(median(of.map((r) => r.incremental.records / r.full.records)), 4),
+      fasterThanFullPass: round(median(of.map((r) => r.full.ms / r.incremental.ms)), 1),
+      peakRssMb: rss((r) => r.incremental, of),
+      fullPassPeakRssMb: rss((r) => r.full, of),
+    });
+    return {
+      bench: 'sync',
+      stream:
+        'controls, page size 100; first run: every record a change; full pass and incremental run: 0.1 % changed',
+      rawRecordsPerSecond: Math.round(median(rounds.map((r) => rate(r.raw)))),
+      syncRecordsPerSecond: Math.round(median(rounds.map((r) => rate(r.first)))),
+      ratio: ratio((r) => r.first),
+      ratioFullPass: ratio((r) => r.full),
+      ratioGoal: '>= 0.9',
+      ratio1M: ratio((r) => r.first, bigRounds),
+      ratio1MFullPass: ratio((r) => r.full, bigRounds),
+      incremental100k: incremental(rounds),
+      incremental1M: incremental(bigRounds),
+      incrementalGoal: 'reads <= 1 %, >= 20x faster than the full pass, peak RSS not above it',
+      peakRssMb100k: rss((r) => r.first),
+      peakRssMb100kFullPass: rss((r) => r.full),
+      peakRssMb1M: rss((r) => r.first, bigRounds),
+      peakRssMb1MFullPass: rss((r) => r.full, bigRounds),
+      rawPeakRssMb100k: rss((r) => r.raw),
+      rawPeakRssMb1M: rss((r) => r.raw, bigRounds),
+      sinkPeakRssMb: sinks,
+      sinkGrowth1Mvs100k: Object.fromEntries(
+        Object.entries(sinks).map(([k, v]) => [k, round(v['1M'] / v['100k'])]),
+      ),
+      records1M: bigRounds[0].first.records,
+      rssGrowth1Mvs100k: round(
         Math.max(
-          rss((r) => r.first),
-          rss((r) => r.second),
-        ),
-    ),
-    rssGoal: '<= 200 MB and flat',
-  };
+          rss((r) => r.first, bigRounds),
+          rss((r) => r.full, bigRounds),
+        ) /
+          Math.max(
+            rss((r) => r.first),
+            rss((r) => r.full),
+          ),
+      ),
+      rssGoal: '<= 200 MB and <= 1.3x from 100 k, counting and real sinks',
+    };
+  } finally {
+    await azurite.stop();
+  }
 }

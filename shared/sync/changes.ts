@@ -205,11 +205,16 @@ export class ChangeDetector {
     const previous = this.previous;
     this.previous = new Snapshot();
     if (this.unseen === 'delete') return;
+    // Kept as they are (an incremental pass): the stored bytes themselves, flags unchanged.
+    if (this.unseen === 'keep') {
+      yield* previous.unmarkedBytes();
+      return;
+    }
     const chunk: Buffer[] = [];
     let size = 0;
     for (const i of previous.unmarked()) {
-      if (this.unseen === 'confirm' && previous.missingAt(i)) continue; // deleted
-      const entry = previous.entryAt(i, this.unseen === 'confirm' ? true : previous.missingAt(i));
+      if (previous.missingAt(i)) continue; // missed twice: deleted
+      const entry = previous.entryAt(i, true);
       chunk.push(entry);
       size += entry.length;
       if (size >= 1 << 20) {
