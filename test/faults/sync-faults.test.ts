@@ -116,6 +116,39 @@ const webhookChanges = (runId: string): Change[] =>
     .filter((m) => m.type === 'sync.changes' && m.data.runId === runId)
     .flatMap((m) => m.data.changes as Change[]);
 
+/** The CLI's environment: the sandbox's settings and its secret in a local secrets file under `dir`. */
+async function cliEnv(): Promise<NodeJS.ProcessEnv> {
+  const secretsFile = join(dir, 'secrets.json');
+  await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
+  return { ...process.env, ...sb.settings, LOCAL_SECRETS_FILE: secretsFile };
+}
+
+/** Runs the CLI to its end: exit code and standard output. */
+const cliRun = (args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<{ code: number | null; out: string }>((done) => {
+    const c = spawn(process.execPath, args, { env, cwd: dir });
+    let text = '';
+    c.stdout.on('data', (d) => (text += d));
+    c.on('close', (code) => done({ code, out: text }));
+  });
+
+/** Pages the sandbox has served to syncs (the schema read and the probes of a first run are not pages). */
+const syncPages = async () =>
+  Object.entries((await sb.hook('stats')).body.graphql.byOperation as Record<string, number>)
+    .filter(([name]) => name.startsWith('Sync_'))
+    .reduce((n, [, count]) => n + count, 0);
+
+/** Starts the CLI and kills it (SIGKILL) once it has read `pages` more pages; returns when it is gone. */
+async function killAfterPages(args: string[], env: NodeJS.ProcessEnv, pages: number): Promise<void> {
+  const before = await syncPages();
+  const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
+  const exited = new Promise((r) => child.once('exit', r));
+  for (let i = 0; i < 600 && (await syncPages()) < before + pages; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 async function runOnce(ctx: Ctx, sink: ChangeSink): Promise<Run> {
   let fired = false;
   return syncAll(ctx.access.graphql, STREAMS, {
@@ -647,34 +680,16 @@ describe('credentials and clocks', () => {
 
 describe('processes and storage', () => {
   it('the process is killed mid-run (SIGKILL) and run again', async () => {
-    const secretsFile = join(dir, 'secrets.json');
-    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
-    const env = { ...process.env, ...sb.settings, LOCAL_SECRETS_FILE: secretsFile };
+    const env = await cliEnv();
     const out = join(dir, 'out');
     const args = [CLI, 'sync', '--streams', 'controls,kpis', '--sink', `dir:${out}`, '--json'];
     const observed: string[] = [];
     let ok = false;
     try {
       await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 6 });
-      // Pages only: the first run reads the schema and probes each stream before its first page.
-      const pages = async () =>
-        Object.entries((await sb.hook('stats')).body.graphql.byOperation as Record<string, number>)
-          .filter(([name]) => name.startsWith('Sync_'))
-          .reduce((n, [, count]) => n + count, 0);
-      const before = await pages();
-      const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
-      const exited = new Promise((r) => child.once('exit', r));
-      for (let i = 0; i < 600 && (await pages()) < before + 3; i++)
-        await new Promise((r) => setTimeout(r, 25));
-      child.kill('SIGKILL');
-      await exited;
+      await killAfterPages(args, env, 3);
       observed.push('killed after 3 pages');
-      const again = await new Promise<{ code: number | null; out: string }>((done) => {
-        const c = spawn(process.execPath, args, { env, cwd: dir });
-        let text = '';
-        c.stdout.on('data', (d) => (text += d));
-        c.on('close', (code) => done({ code, out: text }));
-      });
+      const again = await cliRun(args, env);
       expect(again.code).toBe(0);
       const summary = JSON.parse(again.out) as { runId: string; resumed: boolean };
       observed.push(`run 2 ${summary.resumed ? 'resumed it and ' : ''}completed`);
@@ -699,38 +714,21 @@ describe('processes and storage', () => {
   });
 
   it('an incremental pass killed mid-pass (SIGKILL) and run again', async () => {
-    const secretsFile = join(dir, 'secrets.json');
-    await new LocalFileSecretStore(secretsFile).set('tenant-client-secret', sb.clientSecret);
-    const env = { ...process.env, ...sb.settings, LOCAL_SECRETS_FILE: secretsFile };
+    const env = await cliEnv();
     const out = join(dir, 'out');
     const args = [CLI, 'sync', '--streams', 'controls', '--sink', `dir:${out}`, '--json'];
-    const cli = () =>
-      new Promise<{ code: number | null; out: string }>((done) => {
-        const c = spawn(process.execPath, args, { env, cwd: dir });
-        let text = '';
-        c.stdout.on('data', (d) => (text += d));
-        c.on('close', (code) => done({ code, out: text }));
-      });
     const observed: string[] = [];
     let ok = false;
     try {
-      expect((await cli()).code).toBe(0); // the first, full pass
+      expect((await cliRun(args, env)).code).toBe(0); // the first, full pass
       // Three pages of changes for the incremental pass to read.
       const mutated = (
         await sb.hook('data/mutate', { collection: 'controls', creates: 10, updates: 220, deletes: 0 })
       ).body as { created: string[]; updated: string[] };
-      const pages = async () =>
-        ((await sb.hook('stats')).body.graphql.byOperation as Record<string, number>).Sync_controls ?? 0;
       await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 6 });
-      const before = await pages();
-      const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
-      const exited = new Promise((r) => child.once('exit', r));
-      for (let i = 0; i < 600 && (await pages()) < before + 2; i++)
-        await new Promise((r) => setTimeout(r, 25));
-      child.kill('SIGKILL');
-      await exited;
+      await killAfterPages(args, env, 2);
       observed.push('killed after 2 pages of an incremental pass');
-      const again = await cli();
+      const again = await cliRun(args, env);
       expect(again.code).toBe(0);
       const summary = JSON.parse(again.out) as {
         runId: string;
