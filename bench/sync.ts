@@ -91,8 +91,11 @@ async function roundOf(sandbox: SandboxInfo, total: number) {
     const full = await measure('sync', sandbox, { stateDir, fullPass: true });
     await mutate(sandbox, changed);
     const incremental = await measure('sync', sandbox, { stateDir });
+    // Each pass of the kind asked for, each delivering exactly the records changed before it.
     if (full.pass !== 'full' || incremental.pass !== 'incremental')
       throw new Error(`passes were ${full.pass} and ${incremental.pass}`);
+    if (full.changes !== changed || incremental.changes !== changed)
+      throw new Error(`${changed} changed; the passes delivered ${full.changes} and ${incremental.changes}`);
     return { raw, first, full, incremental, changed };
   } finally {
     await rm(stateDir, { recursive: true, force: true });
@@ -109,31 +112,34 @@ async function throughSink(sandbox: SandboxInfo, sink: Sink, blobConnectionStrin
   }
 }
 
+/** `count` rounds and one first sync through each real sink, against one sandbox of `total` records. */
+async function atSize(total: number, count: number, blobConnectionString: string) {
+  const sandbox = await startSandboxProcess(total);
+  try {
+    const rounds: Array<Awaited<ReturnType<typeof roundOf>>> = [];
+    for (let i = 0; i < count; i++) rounds.push(await roundOf(sandbox.info, total));
+    const sinks: Record<string, number> = {};
+    for (const sink of ['dir', 'blob'] as const)
+      sinks[sink] = (await throughSink(sandbox.info, sink, blobConnectionString)).peakRssMb;
+    return { rounds, sinks };
+  } finally {
+    sandbox.stop();
+  }
+}
+
 export async function syncBench(): Promise<Record<string, unknown>> {
   const azurite = await startAzurite();
   type Round = Awaited<ReturnType<typeof roundOf>>;
-  const rounds: Round[] = [];
-  const sinks: Record<string, Record<string, number>> = { dir: {}, blob: {} };
   try {
-    const small = await startSandboxProcess(100_000);
-    try {
-      // Nine rounds: on a shared 2-core machine one round's ratio swings by ±0.1.
-      for (let i = 0; i < 9; i++) rounds.push(await roundOf(small.info, 100_000));
-      for (const sink of ['dir', 'blob'] as const)
-        sinks[sink]['100k'] = (await throughSink(small.info, sink, azurite.connectionString)).peakRssMb;
-    } finally {
-      small.stop();
-    }
-    // Three rounds at 1 M too: one round's ratio swung from 0.77 to 1.18 between runs on this shared machine.
-    const bigRounds: Round[] = [];
-    const large = await startSandboxProcess(1_000_000);
-    try {
-      for (let i = 0; i < 3; i++) bigRounds.push(await roundOf(large.info, 1_000_000));
-      for (const sink of ['dir', 'blob'] as const)
-        sinks[sink]['1M'] = (await throughSink(large.info, sink, azurite.connectionString)).peakRssMb;
-    } finally {
-      large.stop();
-    }
+    // Nine rounds at 100 k: on a shared 2-core machine one round's ratio swings by ±0.1. Three at 1 M: one
+    // round's ratio swung from 0.77 to 1.18 between runs on this shared machine.
+    const small = await atSize(100_000, 9, azurite.connectionString);
+    const large = await atSize(1_000_000, 3, azurite.connectionString);
+    const rounds = small.rounds;
+    const bigRounds = large.rounds;
+    const sinks = Object.fromEntries(
+      (['dir', 'blob'] as const).map((k) => [k, { '100k': small.sinks[k], '1M': large.sinks[k] }]),
+    );
     // Each round's ratio against its own raw loop, then the median: drift on this shared machine hits both alike.
     const ratio = (pick: (r: Round) => Measure, of = rounds) =>
       round(median(of.map((r) => rate(pick(r)) / rate(r.raw))));
