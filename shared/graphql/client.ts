@@ -271,7 +271,7 @@ export class TenantGraphqlClient {
       const type = res.header('content-type');
       // graphql-request reads only status, ok, headers.get('content-type') and text() of an answer. A real
       // Response would copy the text into a byte stream and decode it again, per page (bench/sync: ~0.3 ms of each
-      // page's turn); a Headers costs more than the request's own JSON (bench/import).
+      // page's turn); building a Headers per answer cost ~15 µs of CPU per request, measured beside bench/import.
       const answer: Pick<Response, 'status' | 'ok' | 'text'> & { headers: Pick<Headers, 'get'> } = {
         status: res.status,
         ok: res.status >= 200 && res.status < 300,
