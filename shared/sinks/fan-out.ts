@@ -3,7 +3,17 @@ import type { ChangeBatch, ChangeSink, RunManifest, WriteOutcome } from './types
 /** A record any sink set aside counts once: the most any one sink set aside. */
 const most = (outcomes: Array<WriteOutcome | void>): WriteOutcome | void => {
   const rejected = Math.max(0, ...outcomes.map((o) => o?.rejected ?? 0));
-  return rejected ? { rejected } : undefined;
+  // Held when any sink holds the page: it counts as written only when every sink has stored it.
+  const holding = outcomes.filter((o) => o?.held) as WriteOutcome[];
+  if (!holding.length) return rejected ? { rejected } : undefined;
+  // Stored through a page only as far as every sink that holds pages has stored them.
+  const stored = holding.every((o) => o.stored)
+    ? {
+        throughPage: Math.min(...holding.map((o) => o.stored?.throughPage ?? 0)),
+        rejected: Math.max(...holding.map((o) => o.stored?.rejected ?? 0)),
+      }
+    : undefined;
+  return { rejected, held: true, ...(stored ? { stored } : {}) };
 };
 
 /** Several sinks as one: a page counts as written when every sink has it. */
@@ -12,8 +22,14 @@ export class MultiSink implements ChangeSink {
   constructor(readonly sinks: ChangeSink[]) {
     this.description = sinks.map((s) => s.description).join(' + ');
   }
-  async write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }) {
+  async write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal; hold?: boolean }) {
     return most(await Promise.all(this.sinks.map((s) => s.write(batch, options))));
+  }
+  async flush(runId: string, stream: string) {
+    return most(await Promise.all(this.sinks.map((s) => s.flush?.(runId, stream))));
+  }
+  drop(runId: string, stream: string) {
+    for (const s of this.sinks) s.drop?.(runId, stream);
   }
   async endStream(...args: Parameters<ChangeSink['endStream']>) {
     return most(await Promise.all(this.sinks.map((s) => s.endStream(...args))));

@@ -30,6 +30,10 @@ export interface RunManifest {
 /** What a sink did not store: records it set aside (SYNC_REJECTED_RECORDS=quarantine, shared/sinks/rejected.ts). */
 export interface WriteOutcome {
   rejected: number;
+  /** The page is kept to be stored with later ones (`hold`): not stored yet, so not to be checkpointed yet. */
+  held?: boolean;
+  /** Pages held earlier are now stored, through this one; `rejected`: what storing them set aside. */
+  stored?: { throughPage: number; rejected: number };
 }
 
 /**
@@ -38,8 +42,19 @@ export interface WriteOutcome {
  */
 export interface ChangeSink {
   readonly description: string;
-  /** Answers what it set aside, when it may set records aside (the same count when a page is written again). */
-  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<WriteOutcome | void>;
+  /**
+   * Answers what it set aside, when it may set records aside (the same count when a page is written again). With
+   * `hold`, a sink that stores pages in groups (postgres) may keep the page for later and answer `held`; a write
+   * that answers without `held` has stored this page and every one it held.
+   */
+  write(
+    batch: ChangeBatch,
+    options?: { abortSignal?: AbortSignal; hold?: boolean },
+  ): Promise<WriteOutcome | void>;
+  /** Stores the pages it holds for this run's stream; what it set aside only now (found while storing) is counted. */
+  flush?(runId: string, stream: string): Promise<WriteOutcome | void>;
+  /** Forgets the pages it holds for the stream: its pass starts (again), and they will come again if they are due. */
+  drop?(runId: string, stream: string): void;
   /** The stream's pass is complete: `changedPages` are the pages that had changes, in order. */
   endStream(
     tenant: string,

@@ -41,6 +41,8 @@ const recordSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('done'), counts }),
 ]);
 export type CheckpointRecord = z.infer<typeof recordSchema>;
+/** A page's record, as the pass writes it. */
+export type PageRecord = Extract<z.input<typeof recordSchema>, { kind: 'page' }>;
 
 export function encodeRecord(
   record: z.input<typeof recordSchema>,

@@ -9,7 +9,7 @@ import { removedFromErrors } from '../catalog/drift';
 import { parseStreams, type StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
-import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest } from './checkpoint';
+import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest, type PageRecord } from './checkpoint';
 import { inSpan, setFields } from '../telemetry';
 import {
   catalogDigest,
@@ -175,6 +175,7 @@ export async function syncStream(
   let detector: ChangeDetector | undefined;
   let pass: PassKind | undefined;
   try {
+    sink.drop?.(run.runId, name); // pages held by an earlier attempt of this pass come again from its checkpoint
     let stored = await state.readSnapshot(tenant, name);
     const digest = snapshotDigest(stored);
     const log = await state.readCheckpoint(tenant, name);
@@ -235,6 +236,42 @@ export async function syncStream(
         { create: true },
       );
     }
+    // A page the sink holds (postgres stores pages in groups) is checkpointed only once the sink has stored it:
+    // until then its checkpoint record waits here, so a pass that dies before the sink stores it reads it again.
+    const waiting: Array<{ record: PageRecord; entries: Buffer }> = [];
+    let holding = false;
+    const settle = async () => {
+      if (holding) {
+        setAside(d.counts, await sink.flush?.(run.runId, name));
+        holding = false;
+        // What the sink set aside while storing counts from the last page it stored on.
+        const last = waiting.at(-1);
+        if (last) last.record.counts = { ...d.counts };
+      }
+      await append(waiting.length);
+    };
+    const append = async (count: number) => {
+      if (count)
+        await state.appendCheckpoint(
+          tenant,
+          name,
+          Buffer.concat(waiting.splice(0, count).map((w) => encodeRecord(w.record, w.entries))),
+        );
+    };
+    // The sink stored the pages it held through `throughPage` (while it holds later ones): their records go in.
+    const storedThrough = async ({ throughPage, rejected }: { throughPage: number; rejected: number }) => {
+      const count = waiting.filter((w) => w.record.page <= throughPage).length;
+      if (rejected) {
+        d.counts.rejected = (d.counts.rejected ?? 0) + rejected;
+        const last = waiting[count - 1];
+        if (last)
+          last.record.counts = {
+            ...last.record.counts,
+            rejected: (last.record.counts.rejected ?? 0) + rejected,
+          };
+      }
+      await append(count);
+    };
     if (!listingDone) {
       const pages: AsyncIterable<Page> = prefetch(
         paginate(graphql, stream, {
@@ -258,12 +295,14 @@ export async function syncStream(
             if (changes.length) {
               const written = await sink.write(
                 { tenant, runId: run.runId, stream: name, page, changes },
-                { abortSignal: ctx.abortSignal },
+                { abortSignal: ctx.abortSignal, hold: true },
               );
               setAside(d.counts, written);
+              holding = written?.held === true;
+              if (written?.stored) await storedThrough(written.stored);
               changedPages.push(page);
             }
-            const record = {
+            const record: PageRecord = {
               kind: 'page' as const,
               page,
               cursor: p.endCursor,
@@ -274,14 +313,18 @@ export async function syncStream(
               ...(total ? { total } : {}),
               ...(d.highWater ? { highWater: d.highWater } : {}),
             };
-            await state.appendCheckpoint(tenant, name, encodeRecord(record, d.takePageEntries()));
+            waiting.push({ record, entries: d.takePageEntries() });
+            if (!holding) await settle();
           },
         );
         ctx.onPage?.(name, d.counts, d.expected);
-        if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs)
+        if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs) {
+          await settle();
           return { stream: name, ok: true, done: false, counts: { ...d.counts }, pass };
+        }
       }
     }
+    await settle(); // the listing's last pages, when the sink still holds them
     const unseen = unseenFor(stream, chosen.pass, { repeated: d.repeated, total, read: d.counts.read });
     if (d.repeated || unseen === 'keep' || unseen === 'confirm')
       logger.log('info', 'sync stream deletions deferred', {
