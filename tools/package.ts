@@ -23,6 +23,7 @@ export const LOADED_ON_FIRST_USE = [
   '@azure/keyvault-secrets',
   'qrcode',
   'pg',
+  'pg-copy-streams',
   // The telemetry SDK and its exporters: only an app with telemetry configured loads them, at its first invocation.
   '@opentelemetry/context-async-hooks',
   '@opentelemetry/sdk-trace-base',

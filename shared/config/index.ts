@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
-import { parseSinks, SINK_USAGE, type SinkSpec } from '../sinks';
+import { BATCH_ROWS, parseSinks, SINK_USAGE, type SinkSpec } from '../sinks';
 
 export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
 export const DEFAULT_WEBHOOK_SECRET_NAME = 'downstream-webhook-secret';
@@ -353,6 +353,15 @@ export const settingsSchema = z
       usedBy: 'sync (postgres sink)',
       group: 'sync',
     }),
+    POSTGRES_BATCH_ROWS: optional(
+      z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
+    ).meta({
+      description:
+        'Records the sink gathers from consecutive pages before storing them in one transaction (one `COPY` for new records); the sync checkpoints a page once it is stored. Fewer: rows appear sooner during a long pass; more: faster, more memory.',
+      default: '`5000`',
+      usedBy: 'sync (postgres sink)',
+      group: 'sync',
+    }),
     POSTGRES_PASSWORD_SECRET_NAME: optional(secretName).meta({
       description:
         'Name of the secret holding the password for `POSTGRES_URL` (none needed with trust or Entra sign-in).',
@@ -506,6 +515,7 @@ export interface AppConfig {
     user?: string;
     schema?: string;
     softDelete: boolean;
+    batchRows: number;
     passwordSecretName: string;
   };
   /** Days of run summaries kept. */
@@ -579,6 +589,7 @@ export function loadConfig(
             user: s.POSTGRES_USER,
             schema: s.POSTGRES_SCHEMA,
             softDelete: s.POSTGRES_SOFT_DELETE === 'true',
+            batchRows: s.POSTGRES_BATCH_ROWS ?? BATCH_ROWS,
             passwordSecretName: s.POSTGRES_PASSWORD_SECRET_NAME ?? 'postgres-password',
           }
         : undefined,

@@ -126,5 +126,5 @@ export function sinksFor(text: string, context: SinkContext, source = 'SYNC_SINK
 export { BlobSink, SYNC_CONTAINER } from './blob';
 export { DirectorySink } from './dir';
 export { MultiSink } from './fan-out';
-export { PostgresSink } from './postgres';
+export { BATCH_ROWS, PostgresSink } from './postgres';
 export { WebhookSink } from './webhook';

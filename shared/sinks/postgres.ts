@@ -27,6 +27,51 @@ export interface PostgresSinkOptions {
   softDelete?: boolean;
   /** A record PostgreSQL cannot store: fail the page naming it (default), or set it aside in `_quarantine`. */
   rejected?: RejectedPolicy;
+  /** Records held (pages written with `hold`) before they are stored in one transaction; default BATCH_ROWS. */
+  batchRows?: number;
+}
+
+/**
+ * Pages are stored in groups of about this many records: one transaction and one COPY for the group, not per
+ * page (docs/benchmarks.md: what storing per page cost). The sync checkpoints a page only once it is stored.
+ */
+export const BATCH_ROWS = 5_000;
+
+interface HeldPage {
+  page: number;
+  /** Its changes, for its checkpoint row, counting those set aside. */
+  total: number;
+  digest: string;
+  changes: Change[];
+  rejected: RejectedRecord[];
+}
+
+/** PostgreSQL's unique_violation: COPY met a record the table has. */
+const UNIQUE_VIOLATION = '23505';
+
+/** COPY's text format: a backslash, tab, newline or carriage return in a value is escaped. */
+const copyText = (s: string) => (/[\\\t\n\r]/.test(s) ? s.replace(/[\\\t\n\r]/g, copyEscape) : s);
+const copyEscape = (ch: string) => (ch === '\\' ? '\\\\' : ch === '\t' ? '\\t' : ch === '\n' ? '\\n' : '\\r');
+
+/** New records into the stream's table by COPY, in chunks of lines (the driver loads on first use, like pg). */
+async function copyRows(client: PoolClient, table: string, changes: Change[], now: string, runId: string) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { from } = require('pg-copy-streams') as typeof import('pg-copy-streams');
+  const { pipeline } = await import('node:stream/promises');
+  const { Readable } = await import('node:stream');
+  const tail = `\t${copyText(now)}\t${copyText(runId)}\n`;
+  function* chunks() {
+    for (let i = 0; i < changes.length; i += 256) {
+      let chunk = '';
+      for (const c of changes.slice(i, i + 256))
+        chunk += `${copyText(c.id)}\t${copyText(recordJsonOf(c))}\t${c.changeId}${tail}`;
+      yield chunk;
+    }
+  }
+  await pipeline(
+    Readable.from(chunks()),
+    client.query(from(`COPY ${table} (id, record, content_hash, synced_at, run_id) FROM STDIN`)),
+  );
 }
 
 export const SINK_PAGES_TABLE = '_sync_pages';
@@ -57,6 +102,15 @@ export class PostgresSink implements ChangeSink {
   readonly description: string;
   close?: () => Promise<void>;
   private readonly ready = new Map<string, Promise<void>>();
+  /** Pages written with `hold`, by stream, not stored yet; the group being stored, through which page. */
+  private readonly held = new Map<
+    string,
+    { runId: string; pages: HeldPage[]; storing?: { through: number; done: Promise<number> } }
+  >();
+  /** Each stream's last store: the next waits for it, also after a drop (a pass failed while one was in flight). */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** Streams whose table refused a COPY for a record it had: their new records go in by upsert. */
+  private readonly conflicted = new Set<string>();
 
   constructor(
     private readonly pool: () => Pool,
@@ -106,7 +160,10 @@ export class PostgresSink implements ChangeSink {
     return ready;
   }
 
-  async write(batch: ChangeBatch): Promise<WriteOutcome> {
+  async write(
+    batch: ChangeBatch,
+    options: { abortSignal?: AbortSignal; hold?: boolean } = {},
+  ): Promise<WriteOutcome> {
     // The last change of a record in a page wins (a page never lists a record twice, but be exact).
     const byId = new Map<string, Change>();
     for (const c of batch.changes) byId.set(c.id, c);
@@ -116,91 +173,177 @@ export class PostgresSink implements ChangeSink {
       .digest('hex');
     // Text PostgreSQL cannot store fails the page by name, or is set aside: checked before anything is sent.
     const { kept, rejected } = sortOut(all, 'postgres');
-    return this.apply(batch, all.length, digest, kept, rejected);
+    if (rejected.length && this.options.rejected !== 'quarantine')
+      throw rejectedError('PostgreSQL', batch.stream, rejected[0], rejected.length - 1);
+    const page: HeldPage = { page: batch.page, total: all.length, digest, changes: kept, rejected };
+    // A page comes again only when its pass resumed from before it: what was held from there on is stale.
+    let held = this.held.get(batch.stream);
+    if (held?.runId !== batch.runId) held = { runId: batch.runId, pages: [] };
+    if ((held.pages.at(-1)?.page ?? 0) >= batch.page)
+      held.pages = held.pages.filter((p) => p.page < batch.page);
+    held.pages.push(page);
+    this.held.set(batch.stream, held);
+    const rows = held.pages.reduce((n, p) => n + p.changes.length, 0);
+    if (!options.hold)
+      return { rejected: rejected.length + (await this.flush(batch.runId, batch.stream)).rejected };
+    if (rows < (this.options.batchRows ?? BATCH_ROWS)) return { rejected: rejected.length, held: true };
+    // A full group is stored while the next one gathers (the caller's pages keep coming): the group before it
+    // must be stored first, and is then reported stored, so at most one group per stream is in flight.
+    const before = held.storing;
+    const late = before ? await before.done : 0;
+    const done = this.store(batch.runId, batch.stream, held.pages);
+    done.catch(() => undefined); // awaited by the next group or the flush; a failure is reported there
+    held.storing = { through: batch.page, done };
+    held.pages = [];
+    return {
+      rejected: rejected.length,
+      held: true,
+      ...(before ? { stored: { throughPage: before.through, rejected: late } } : {}),
+    };
+  }
+
+  async flush(runId: string, stream: string): Promise<WriteOutcome> {
+    const held = this.held.get(stream);
+    this.held.delete(stream);
+    if (held?.runId !== runId) return { rejected: 0 };
+    const late = held.storing ? await held.storing.done : 0;
+    return { rejected: late + (held.pages.length ? await this.store(runId, stream, held.pages) : 0) };
+  }
+
+  drop(_runId: string, stream: string): void {
+    this.held.delete(stream);
   }
 
   /**
-   * The page's statement. Should PostgreSQL still refuse a record for its data (a case the check above does not
-   * know), each record is tried alone to find which, and that one is named — or set aside — like the others.
+   * Stores pages in one transaction: those already applied with the same change ids are skipped (a page delivered
+   * again after a crash), the rest's records go in — new ones by `COPY` while the table has none of them, the
+   * others by one upsert — with their deletes and their checkpoint rows. Should PostgreSQL refuse a record for its
+   * data (a case the check in `write` does not know), each record is tried alone to find which, and that one is
+   * named — or set aside — like the others. Answers how many it set aside that `write` had not.
    */
-  private async apply(
-    batch: ChangeBatch,
-    total: number,
-    digest: string,
-    changes: Change[],
-    rejected: RejectedRecord[],
-    probed = false,
-  ): Promise<WriteOutcome> {
-    if (rejected.length && this.options.rejected !== 'quarantine')
-      throw rejectedError('PostgreSQL', batch.stream, rejected[0], rejected.length - 1);
-    const upserts = changes.filter((c) => c.kind !== 'deleted');
-    const deletes = changes.filter((c) => c.kind === 'deleted').map((c) => c.id);
-    const t = this.table(batch.stream);
-    const pages = `${ident(this.options.schema)}.${ident(SINK_PAGES_TABLE)}`;
+  private store(runId: string, stream: string, pages: HeldPage[]): Promise<number> {
+    const done = (this.inFlight.get(stream) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.storeNow(runId, stream, pages));
+    this.inFlight.set(stream, done);
+    return done;
+  }
+
+  private async storeNow(runId: string, stream: string, pages: HeldPage[], probed = false): Promise<number> {
     const client = await this.pool().connect();
     let culprits: RejectedRecord[] = [];
+    const last = new Map<string, { change: Change; page: number }>();
     try {
-      await this.ensure(client, batch.stream);
-      // One statement, so one round trip and one transaction: the page's checkpoint row decides whether it was
-      // applied already (same change ids: skip); otherwise its upserts, its deletes and the row commit together.
-      await client.query({
-        // Prepared once per connection and stream: the plan of this statement is most of a small page's cost.
-        name: statementName(this.options.schema, batch.stream, this.options.softDelete ? 'soft' : 'hard'),
-        text: `WITH go AS (
-           SELECT NOT EXISTS (SELECT 1 FROM ${pages} WHERE run_id = $1 AND stream = $2 AND page = $3 AND change_digest = $4) AS apply
-         ), up AS (
-           INSERT INTO ${t} (id, record, content_hash, synced_at, run_id, deleted_at)
-           SELECT u.id, u.record::jsonb, u.hash, now(), $1, NULL
-             FROM go, unnest($5::text[], $6::text[], $7::text[]) AS u(id, record, hash) WHERE go.apply
-           ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash,
-             synced_at = EXCLUDED.synced_at, run_id = EXCLUDED.run_id, deleted_at = NULL
-         ), del AS (
-           ${
-             this.options.softDelete
-               ? `UPDATE ${t} SET deleted_at = now(), run_id = $1 FROM go WHERE go.apply AND ${t}.id = ANY($8::text[]) AND ${t}.deleted_at IS NULL`
-               : `DELETE FROM ${t} USING go WHERE go.apply AND ${t}.id = ANY($8::text[])`
-           }
-         ), q AS (
-           INSERT INTO ${ident(this.options.schema)}.${ident(SINK_QUARANTINE_TABLE)} (run_id, stream, page, record_id, reason, record)
-           SELECT $1, $2, $3, r.id, r.reason, r.record FROM go, unnest($10::text[], $11::text[], $12::text[]) AS r(id, reason, record)
-             WHERE go.apply
-           ON CONFLICT (run_id, stream, record_id) DO UPDATE SET page = EXCLUDED.page, reason = EXCLUDED.reason,
-             record = EXCLUDED.record, quarantined_at = now()
-         ), cp AS (
-           INSERT INTO ${pages} (run_id, stream, page, change_digest, changes)
-           SELECT $1, $2, $3, $4, $9 FROM go WHERE go.apply
-           ON CONFLICT (run_id, stream, page) DO UPDATE SET change_digest = EXCLUDED.change_digest,
-             changes = EXCLUDED.changes, applied_at = now()
-         )
-         SELECT (SELECT apply FROM go) AS applied`,
-        values: [
-          batch.runId,
-          batch.stream,
-          batch.page,
-          digest,
-          upserts.map((c) => c.id),
-          upserts.map(recordJsonOf),
-          upserts.map((c) => c.changeId),
-          deletes,
-          total,
-          // Shown escaped (JSON), so a NUL or lone surrogate is stored as the characters that describe it.
-          rejected.map((r) => shownId(r.id)),
-          rejected.map((r) => r.reason),
-          rejected.map((r) => r.json),
-        ],
+      await this.ensure(client, stream);
+      await client.query('BEGIN');
+      const {
+        rows: [{ now, applied }],
+      } = await client.query<{ now: string; applied: number[] }>({
+        name: statementName(this.options.schema, stream, 'applied'),
+        text: `SELECT now()::text AS now, ARRAY(SELECT x.page FROM unnest($3::int[], $4::text[]) AS x(page, digest)
+           JOIN ${this.pages} p ON p.run_id = $1 AND p.stream = $2 AND p.page = x.page AND p.change_digest = x.digest) AS applied`,
+        values: [runId, stream, pages.map((p) => p.page), pages.map((p) => p.digest)],
       });
+      const todo = pages.filter((p) => !applied.includes(p.page));
+      // Across pages, too, the last change of a record wins (a listing by offset can show a record twice).
+      for (const p of todo) for (const c of p.changes) last.set(c.id, { change: c, page: p.page });
+      const creates: Change[] = [];
+      const upserts: Change[] = [];
+      const deletes: string[] = [];
+      for (const { change: c } of last.values())
+        if (c.kind === 'deleted') deletes.push(c.id);
+        else (c.kind === 'created' && !this.conflicted.has(stream) ? creates : upserts).push(c);
+      if (creates.length) {
+        // COPY is the fastest way in, and refuses a record the table already has (a state reset, a full
+        // re-sync): then the upsert takes them, and this stream no longer tries COPY in this process.
+        await client.query('SAVEPOINT copy');
+        try {
+          await copyRows(client, this.table(stream), creates, now, runId); // COMMIT releases the savepoint
+        } catch (err) {
+          await client.query('ROLLBACK TO SAVEPOINT copy');
+          if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+          this.conflicted.add(stream);
+          upserts.push(...creates);
+        }
+      }
+      const rejected = todo.flatMap((p) => p.rejected.map((r) => ({ ...r, page: p.page })));
+      if (todo.length)
+        await client.query({
+          // Prepared once per connection and stream: the plan of this statement is most of a small batch's cost.
+          name: statementName(this.options.schema, stream, this.options.softDelete ? 'soft' : 'hard'),
+          text: this.applyStatement(stream),
+          values: [
+            runId,
+            stream,
+            upserts.map((c) => c.id),
+            upserts.map(recordJsonOf),
+            upserts.map((c) => c.changeId),
+            deletes,
+            // Shown escaped (JSON), so a NUL or lone surrogate is stored as the characters that describe it.
+            rejected.map((r) => r.page),
+            rejected.map((r) => shownId(r.id)),
+            rejected.map((r) => r.reason),
+            rejected.map((r) => r.json),
+            todo.map((p) => p.page),
+            todo.map((p) => p.digest),
+            todo.map((p) => p.total),
+          ],
+        });
+      await client.query('COMMIT');
     } catch (err) {
-      if (!probed && isDataError(err)) culprits = await this.probe(client, upserts);
-      if (!culprits.length) throw refused(err, batch.stream);
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (!probed && isDataError(err))
+        culprits = await this.probe(
+          client,
+          [...last.values()].map((l) => l.change).filter((c) => c.kind !== 'deleted'),
+        );
+      if (!culprits.length) throw refused(err, stream);
     } finally {
       client.release();
     }
-    if (culprits.length) {
-      const named = new Set(culprits.map((r) => r.id));
-      const rest = changes.filter((c) => !named.has(c.id));
-      return this.apply(batch, total, digest, rest, [...rejected, ...culprits], true);
-    }
-    return { rejected: rejected.length };
+    if (!culprits.length) return 0;
+    if (this.options.rejected !== 'quarantine')
+      throw rejectedError('PostgreSQL', stream, culprits[0], culprits.length - 1);
+    // Each set aside in the page that held its last change; the others go in as before.
+    const named = new Set(culprits.map((r) => r.id));
+    const pageOf = (id: string) => last.get(id)?.page;
+    const rest = pages.map((p) => ({
+      ...p,
+      changes: p.changes.filter((c) => !named.has(c.id)),
+      rejected: [...p.rejected, ...culprits.filter((r) => pageOf(r.id) === p.page)],
+    }));
+    await this.storeNow(runId, stream, rest, true);
+    return culprits.length;
+  }
+
+  private get pages() {
+    return `${ident(this.options.schema)}.${ident(SINK_PAGES_TABLE)}`;
+  }
+
+  /** The upserts, the deletes, the records set aside and the pages' checkpoint rows: one statement. */
+  private applyStatement(stream: string): string {
+    const t = this.table(stream);
+    return `WITH up AS (
+         INSERT INTO ${t} (id, record, content_hash, synced_at, run_id, deleted_at)
+         SELECT u.id, u.record::jsonb, u.hash, now(), $1, NULL FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, record, hash)
+         ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash,
+           synced_at = EXCLUDED.synced_at, run_id = EXCLUDED.run_id, deleted_at = NULL
+       ), del AS (
+         ${
+           this.options.softDelete
+             ? `UPDATE ${t} SET deleted_at = now(), run_id = $1 WHERE ${t}.id = ANY($6::text[]) AND ${t}.deleted_at IS NULL`
+             : `DELETE FROM ${t} WHERE ${t}.id = ANY($6::text[])`
+         }
+       ), q AS (
+         INSERT INTO ${ident(this.options.schema)}.${ident(SINK_QUARANTINE_TABLE)} (run_id, stream, page, record_id, reason, record)
+         SELECT $1, $2, r.page, r.id, r.reason, r.record FROM unnest($7::int[], $8::text[], $9::text[], $10::text[]) AS r(page, id, reason, record)
+         ON CONFLICT (run_id, stream, record_id) DO UPDATE SET page = EXCLUDED.page, reason = EXCLUDED.reason,
+           record = EXCLUDED.record, quarantined_at = now()
+       )
+       INSERT INTO ${this.pages} (run_id, stream, page, change_digest, changes)
+       SELECT $1, $2, p.page, p.digest, p.changes FROM unnest($11::int[], $12::text[], $13::int[]) AS p(page, digest, changes)
+       ON CONFLICT (run_id, stream, page) DO UPDATE SET change_digest = EXCLUDED.change_digest,
+         changes = EXCLUDED.changes, applied_at = now()`;
   }
 
   /** The records PostgreSQL refuses on their own (id as text, record as jsonb), with its reason for each. */
@@ -391,6 +534,7 @@ export const postgresSink: SinkModule = {
       schema: pg?.schema ?? defaultSchema(config.tenant?.name ?? 'sandbox'),
       softDelete: pg?.softDelete ?? false,
       rejected: config.rejectedRecords,
+      batchRows: pg?.batchRows,
     });
     // A pool it was given belongs to whoever gave it; one it made is ended here (idle connections would keep a
     // command alive for the pool's idle timeout, and a failed sign-in longer).

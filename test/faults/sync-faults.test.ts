@@ -587,6 +587,42 @@ describe('sinks', () => {
     }
   });
 
+  it('the source fails while the PostgreSQL sink holds pages to store together', async () => {
+    const pg = await startPostgres();
+    try {
+      await check({
+        area: 'sink: PostgreSQL',
+        fault: 'the source answers with `errors` mid-pass while pages wait to be stored as a group',
+        expected: resumes(
+          'held pages are not checkpointed: run 2 reads them again and stores them; each change applied once',
+        ),
+        // Groups of 150 records: page 1 waits for page 2, page 3 for the flush.
+        sink: () => new PostgresSink(() => pg.pool, { schema: 'faults_held', batchRows: 150 }),
+        during: faults({ route: 'graphql', partial: true, count: 1 }),
+        firstRun: { failsWith: 'graphql_errors' },
+        delivered: async () =>
+          (
+            await pg.query<{ stream: string; id: string }>(
+              `SELECT 'controls' AS stream, id FROM faults_held.controls UNION ALL SELECT 'kpis', id FROM faults_held.kpis`,
+            )
+          ).map((r) => ({ changeId: `${r.stream}/${r.id}`, stream: r.stream, kind: 'created', id: r.id })),
+        verify: async () => {
+          // Every page's checkpoint row once, their changes adding up to the records: nothing applied twice.
+          const pages = await pg.query<{ stream: string; changes: number; pages: number }>(
+            'SELECT stream, sum(changes)::int AS changes, count(*)::int AS pages FROM faults_held._sync_pages GROUP BY stream ORDER BY stream',
+          );
+          expect(pages).toEqual([
+            { stream: 'controls', changes: RECORDS, pages: 3 },
+            { stream: 'kpis', changes: RECORDS, pages: 3 },
+          ]);
+          return `checkpoint rows: ${pages.map((p) => `${p.stream} ${p.pages} pages, ${p.changes} changes`).join('; ')}`;
+        },
+      });
+    } finally {
+      await pg.stop();
+    }
+  });
+
   it('the folder cannot be written', () =>
     check({
       area: 'sink: folder',

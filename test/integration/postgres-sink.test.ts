@@ -155,6 +155,55 @@ describe('PostgresSink', () => {
     expect(await pg.query('SELECT count(*)::int AS n FROM once._sync_pages')).toEqual([{ n: 1 }]);
   });
 
+  it('pages written with hold are stored in groups: none visible before, each group reported stored by the next, the rest by flush', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'grouped', batchRows: 4 });
+    const ids = async () =>
+      (await pg.query<{ id: string }>('SELECT id FROM grouped.items ORDER BY id').catch(() => [])).map(
+        (r) => r.id,
+      );
+    const two = (page: number) => batch(page, [change(`p${page}a`, { page }), change(`p${page}b`, { page })]);
+    expect(await sink.write(two(1), { hold: true })).toEqual({ rejected: 0, held: true });
+    expect(await ids()).toEqual([]);
+    // The group is full: stored while the next gathers, so not reported stored yet.
+    expect(await sink.write(two(2), { hold: true })).toEqual({ rejected: 0, held: true });
+    await sink.write(two(3), { hold: true });
+    expect(await sink.write(two(4), { hold: true })).toEqual({
+      rejected: 0,
+      held: true,
+      stored: { throughPage: 2, rejected: 0 },
+    });
+    expect(await ids()).toEqual(['p1a', 'p1b', 'p2a', 'p2b']);
+    await sink.write(two(5), { hold: true });
+    expect(await sink.flush('run-1', 'items')).toEqual({ rejected: 0 });
+    expect((await ids()).length).toBe(10);
+    expect(await pg.query('SELECT page, changes FROM grouped._sync_pages ORDER BY page')).toEqual(
+      [1, 2, 3, 4, 5].map((page) => ({ page, changes: 2 })),
+    );
+  });
+
+  it('held pages a failed pass leaves are forgotten (drop) and stored once when they come again', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'dropped', batchRows: 100 });
+    await sink.write(batch(1, [change('a', { v: 'old' })]), { hold: true });
+    sink.drop('run-1', 'items');
+    await sink.write(batch(1, [change('a', { v: 'new' })]), { hold: true });
+    await sink.flush('run-1', 'items');
+    expect(await pg.query('SELECT id, record FROM dropped.items')).toEqual([
+      { id: 'a', record: { v: 'new' } },
+    ]);
+  });
+
+  it('new records the table already has (its state was reset) go in by upsert, not as a failed COPY', async () => {
+    const sink = new PostgresSink(() => pg.pool, { schema: 'reset' });
+    await sink.write(batch(1, [change('a', { v: 1 }), change('b', { v: 1 })]));
+    const again = new PostgresSink(() => pg.pool, { schema: 'reset' });
+    await again.write(batch(1, [change('a', { v: 2 }), change('c', { v: 2 })], 'run-2'));
+    expect(await pg.query('SELECT id, record, run_id FROM reset.items ORDER BY id')).toEqual([
+      { id: 'a', record: { v: 2 }, run_id: 'run-2' },
+      { id: 'b', record: { v: 1 }, run_id: 'run-1' },
+      { id: 'c', record: { v: 2 }, run_id: 'run-2' },
+    ]);
+  });
+
   it('a record PostgreSQL refuses (a NUL character) fails its page by stream and record id; nothing of the page is applied', async () => {
     const sink = new PostgresSink(() => pg.pool, { schema: 'refused' });
     await sink.write(batch(1, [change('ok-1', { t: 'fine' })]));
@@ -184,7 +233,13 @@ describe('postgres sink on the local host', () => {
   it('a host killed mid-run resumes: every table equals the source, each change applied once', async () => {
     const stack = await stackFixture({
       sandbox: { records: 300 },
-      env: { SYNC_SINKS: 'postgres', POSTGRES_URL: pg.url, POSTGRES_SCHEMA: 'hosted' },
+      // Small groups, so some are stored (and some held) when the kill comes.
+      env: {
+        SYNC_SINKS: 'postgres',
+        POSTGRES_URL: pg.url,
+        POSTGRES_SCHEMA: 'hosted',
+        POSTGRES_BATCH_ROWS: '60',
+      },
     });
     try {
       // Slow pages, so the kill comes mid-run.
