@@ -1,4 +1,4 @@
-import { getPath } from '../graphql/pager';
+import { pathGetter } from '../graphql/pager';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -34,10 +34,10 @@ export function encoderFor(format: TextFormat, columns: string[] = []): RecordEn
       end: () => (first ? ']\n' : '\n]\n'),
     };
   }
+  const cells = columns.map(pathGetter);
   return {
     start: () => `${columns.map(csvCell).join(',')}\r\n`,
-    page: (rs) =>
-      rs.map((r) => `${columns.map((c) => csvCell(cellValue(getPath(r, c)))).join(',')}\r\n`).join(''),
+    page: (rs) => rs.map((r) => `${cells.map((cell) => csvCell(cellValue(cell(r)))).join(',')}\r\n`).join(''),
     end: () => '',
   };
 }

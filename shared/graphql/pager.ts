@@ -17,13 +17,24 @@ export interface Page {
 }
 
 export function getPath(value: unknown, path: string): unknown {
-  if (!path) return value;
-  let v = value;
-  for (const key of path.split('.')) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string, unknown>)[key];
-  }
-  return v;
+  return pathGetter(path)(value);
+}
+
+/**
+ * `getPath` for one path, split once: what runs per record or per cell (an id, a node, a CSV column) takes this —
+ * splitting the path on every call was ~3 % of a CSV export's CPU.
+ */
+export function pathGetter(path: string): (value: unknown) => unknown {
+  if (!path) return (value) => value;
+  const keys = path.split('.');
+  return (value) => {
+    let v = value;
+    for (const key of keys) {
+      if (v === null || typeof v !== 'object') return undefined;
+      v = (v as Record<string, unknown>)[key];
+    }
+    return v;
+  };
 }
 
 export interface PaginateOptions {
@@ -56,10 +67,11 @@ export async function* paginate(
       variables: { ...options.variables, ...variables },
       abortSignal: options.abortSignal,
     });
+  const node = stream.paths.node ? pathGetter(stream.paths.node) : undefined;
   const listOf = (data: unknown, number: number) => {
     const list = getPath(data, stream.paths.records);
     if (!Array.isArray(list)) throw malformed(`page ${number}: no list at ${stream.paths.records}`);
-    return stream.paths.node ? list.map((item) => getPath(item, stream.paths.node)) : list;
+    return node ? list.map(node) : list;
   };
   const count = (data: unknown, path: string | undefined, number: number) => {
     if (!path) return undefined;

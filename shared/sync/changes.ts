@@ -1,6 +1,6 @@
 import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
-import { getPath } from '../graphql/pager';
+import { pathGetter } from '../graphql/pager';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from './fingerprint';
 import { EntryWriter, forEachEntry, MAX_ID_BYTES, Snapshot } from './snapshot';
 
@@ -85,7 +85,13 @@ export class ChangeDetector {
   ) {
     this.previous = new Snapshot(previous);
     if (options.repeats) this.ids = new IdSet();
+    this.idAt = pathGetter(options.idPath);
+    this.highWaterAt = pathGetter(options.highWaterField ?? '');
   }
+
+  // Paths split once: these run for every record.
+  private readonly idAt: (record: unknown) => unknown;
+  private readonly highWaterAt: (record: unknown) => unknown;
 
   /** How many records the last complete pass saw: what a progress bar can aim at. */
   get expected(): number {
@@ -94,7 +100,7 @@ export class ChangeDetector {
 
   private idOf(record: unknown, json: string): string {
     if (!this.options.idPath) return contentKey(json);
-    const rawId = getPath(record, this.options.idPath);
+    const rawId = this.idAt(record);
     if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
       throw new UpstreamError(
         'upstream_malformed',
@@ -106,7 +112,7 @@ export class ChangeDetector {
 
   private noteHighWater(record: unknown, id: string): void {
     const field = this.options.highWaterField as string;
-    const value = getPath(record, field);
+    const value = this.highWaterAt(record);
     const ms = typeof value === 'string' ? Date.parse(value) : NaN;
     if (Number.isNaN(ms))
       throw new UpstreamError(
