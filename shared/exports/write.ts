@@ -31,7 +31,7 @@ export interface ExportFile {
  * One stream to one file, streaming: pages are encoded as they arrive and flow through gzip and a hash into
  * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group,
  * and a stream's fields and their types are known only after its last page: its pages go to a temporary NDJSON
- * file as they arrive, the Parquet file is written from that in two streaming passes (columns, then rows in groups
+ * file as they arrive (their columns learnt on the way), the Parquet file is written from that in one streaming pass (rows in groups
  * of at most ROW_GROUP), and then streamed to `out` the same way. Disk holds the stream twice while that runs.
  */
 export async function writeExportStream(
@@ -51,6 +51,8 @@ export async function writeExportStream(
   let records = 0;
   let bytes = 0;
   const hash = createHash('sha256');
+  // Parquet's columns are learnt as the pages arrive: the file is then written in one pass over them, not two.
+  const learner = parquet ? new (parquetWriter().ColumnLearner)() : undefined;
   async function* text() {
     yield encoder.start();
     for await (const page of prefetch(
@@ -60,6 +62,7 @@ export async function writeExportStream(
       }),
     )) {
       records += page.records.length;
+      if (learner) for (const r of page.records) learner.add(r);
       yield encoder.page(page.records);
       options.onPage?.(records);
     }
@@ -85,10 +88,7 @@ export async function writeExportStream(
       await writeParquet(
         () => jsonPages<unknown>(linesOf(createReadStream(ndjson, { encoding: 'utf8' }))),
         file,
-        {
-          leading: [],
-          recordOf: (r) => r,
-        },
+        { leading: [], recordOf: (r) => r, columns: learner?.columns() },
       );
       source = createReadStream(file);
     }

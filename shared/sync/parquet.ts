@@ -73,27 +73,39 @@ export interface LeadingColumn<T> {
   value: (item: T) => unknown;
 }
 
-/** Record fields in first-seen order with the one type that holds all their values. */
+/**
+ * Record fields in first-seen order with the one type that holds all their values, learnt record by record — as
+ * pages arrive, or in a pass of their own (`learnColumns`).
+ */
+export class ColumnLearner {
+  private readonly seen = new Map<string, Kind | undefined>();
+  constructor(private readonly skip: string[] = []) {}
+
+  add(record: unknown): void {
+    if (!record || typeof record !== 'object' || Array.isArray(record)) return;
+    for (const [k, v] of Object.entries(record as Record<string, unknown>)) {
+      if (this.skip.includes(k)) continue; // already a leading column
+      const now = kindOf(v);
+      const was = this.seen.get(k);
+      if (!this.seen.has(k)) this.seen.set(k, now);
+      else if (now && was && was !== now) this.seen.set(k, 'JSON');
+      else if (now && !was) this.seen.set(k, now);
+    }
+  }
+
+  columns(): Map<string, Kind> {
+    return new Map([...this.seen].map(([k, v]) => [k, v ?? 'STRING']));
+  }
+}
+
 async function learnColumns<T>(
   pages: () => AsyncIterable<T[]>,
   recordOf: (item: T) => unknown,
   skip: string[],
 ): Promise<Map<string, Kind>> {
-  const columns = new Map<string, Kind | undefined>();
-  for await (const items of pages())
-    for (const item of items) {
-      const record = recordOf(item);
-      if (!record || typeof record !== 'object' || Array.isArray(record)) continue;
-      for (const [k, v] of Object.entries(record as Record<string, unknown>)) {
-        if (skip.includes(k)) continue; // already a leading column
-        const now = kindOf(v);
-        const was = columns.get(k);
-        if (!columns.has(k)) columns.set(k, now);
-        else if (now && was && was !== now) columns.set(k, 'JSON');
-        else if (now && !was) columns.set(k, now);
-      }
-    }
-  return new Map([...columns].map(([k, v]) => [k, v ?? 'STRING']));
+  const learner = new ColumnLearner(skip);
+  for await (const items of pages()) for (const item of items) learner.add(recordOf(item));
+  return learner.columns();
 }
 
 const element = (name: string, kind: Kind, required = false): SchemaElement => ({
@@ -115,20 +127,22 @@ function cell(kind: Kind, v: unknown): unknown {
 
 /**
  * Writes the items to `file` (via `file.tmp`, renamed when complete, so a reader never sees half a file): the
- * leading columns, then one per top-level field of `recordOf(item)`. `pages` is called twice and must yield the
- * same items both times. Answers the number of rows.
+ * leading columns, then one per top-level field of `recordOf(item)`. Without `columns` (learnt already, as the
+ * items arrived), `pages` is called twice and must yield the same items both times. Answers the number of rows.
  */
 export async function writeParquet<T>(
   pages: () => AsyncIterable<T[]>,
   file: string,
-  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown },
+  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown; columns?: Map<string, Kind> },
 ): Promise<number> {
   const { leading, recordOf } = options;
-  const columns = await learnColumns(
-    pages,
-    recordOf,
-    leading.map((c) => c.name),
-  );
+  const columns =
+    options.columns ??
+    (await learnColumns(
+      pages,
+      recordOf,
+      leading.map((c) => c.name),
+    ));
   // Loaded on first use (an ES module; Node 22 requires it synchronously): only Parquet output pays for it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { ParquetWriter, fileWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer') & {
