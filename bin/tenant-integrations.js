@@ -14,7 +14,14 @@ try {
 const args = process.argv.slice(2);
 // With `npm start` running, commands use its Azurite, which speaks HTTPS with a local certificate; Node
 // reads extra trusted certificates only at start-up, so the command runs again with it.
+// Help and the version talk to nothing: they skip this (reading the settings loads most of the app).
+const helpOnly =
+  !args[0] ||
+  ['help', '--help', '-h', 'version', '--version', '-V'].includes(args[0]) ||
+  args.includes('--help') ||
+  args.includes('-h');
 const ca =
+  !helpOnly &&
   args[0] !== 'dev' &&
   !process.env.TENANT_INTEGRATIONS_TRUSTED &&
   require('../dist/cli/context.js').devStackCaFile();

@@ -5,20 +5,9 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
-import { intOption, parse, UsageError, type CommandHelp } from './args';
+import { intOption, parse, UsageError } from './args';
 import { extraCaBundle, startAzurite, type RunningAzurite } from './azurite';
 import { cliConfig, DEV_STACK_SETTINGS, pidAlive } from './context';
-
-export const DEV_HELP: CommandHelp = {
-  usage: 'dev [--port N] [--json]',
-  summary:
-    'Runs the whole local stack (`npm start`): the sandbox, Azurite and the functions app, until Ctrl-C.\n' +
-    'Other commands in this folder (login, sync, export) then use its sandbox and storage.',
-  options: [
-    ['--port N', 'port of the functions app (default 7071; 0 for a free one)'],
-    ['--json', 'print one JSON line (apiBaseUrl, functionKey, adminKey, sandbox) instead of the banner'],
-  ],
-};
 
 /**
  * The stack's demo secret has a name of its own, so a standalone `sandbox` (which writes the configured

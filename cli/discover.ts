@@ -8,29 +8,8 @@ import { IntegrationError } from '../shared/errors';
 import { proposeOperations } from '../shared/imports/propose';
 import type { StreamDefinition } from '../shared/streams';
 import { FileSyncStateStore } from '../shared/sync/state';
-import { parse, type CommandHelp } from './args';
+import { parse } from './args';
 import { describeTarget, resolveTenant } from './context';
-
-export const DISCOVER_HELP: CommandHelp = {
-  usage: 'discover [--out FILE] [--operations FILE] [--stored] [--json]',
-  summary:
-    "Reads the tenant's schema (introspection, with the M2M credential) and proposes a catalog: one stream per\n" +
-    'collection, however it pages, with its key and every field the credential can read. `--out` writes it in the\n' +
-    'SYNC_STREAMS_FILE format, for editing.',
-  options: [
-    ['--out FILE', 'write the catalog there (the SYNC_STREAMS_FILE format)'],
-    [
-      '--operations FILE',
-      "write the tenant's mutations there as import operations (the IMPORT_OPERATIONS_FILE format), to keep those imports may run",
-    ],
-    ['--stored', 'show the catalog the sync stored (what runs read when SYNC_STREAMS_FILE is unset) instead'],
-    ['--json', 'print the catalog and the findings as JSON on stdout'],
-  ],
-  notes:
-    'Without SYNC_STREAMS_FILE the first sync discovers the catalog itself and stores it; later runs read the\n' +
-    'same fields until told otherwise (docs/sync.md, "First contact with your tenant"). Exit codes: 0 done,\n' +
-    '2 set-up problem (introspection refused: write SYNC_STREAMS_FILE by hand).',
-};
 
 const paging = (s: StreamDefinition): string => {
   switch (s.pagination) {

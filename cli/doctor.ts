@@ -1,19 +1,8 @@
 import { createAccessLayer } from '../shared/access';
 import { doctorFailed, runDoctor, type Check } from '../shared/doctor/checks';
 import { ConfigError } from '../shared/errors';
-import { parse, type CommandHelp } from './args';
+import { parse } from './args';
 import { describeTarget, resolveTenant } from './context';
-
-export const DOCTOR_HELP: CommandHelp = {
-  usage: 'doctor [--json]',
-  summary:
-    'Checks the set-up, in order: configuration, secret store and the client secret, identity provider,\n' +
-    'client credentials, GraphQL and the tenant name, the read-only credential, storage, the delegated\n' +
-    'session, the sinks. Each check says ok, warn or fail, what it found, and the one action that fixes it.\n' +
-    'The deployed app runs the same checks with its own identity at GET /api/manage/doctor.',
-  options: [['--json', 'print {"ok", "checks": [{name, state, found, action}]} on stdout']],
-  notes: 'Exit codes: 0 nothing failed (warnings allowed), 1 a check failed. Never prints a secret or token.',
-};
 
 const MARK = { ok: '✔', warn: '!', fail: '✖' } as const;
 

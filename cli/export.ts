@@ -8,21 +8,8 @@ import { catalogStreams } from '../shared/catalog';
 import { ConfigError } from '../shared/errors';
 import { selectStreams } from '../shared/streams';
 import { FileSyncStateStore } from '../shared/sync/state';
-import { parse, UsageError, type CommandHelp } from './args';
+import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
-
-export const EXPORT_HELP: CommandHelp = {
-  usage: 'export [--streams a,b] [--format ndjson|csv|json|parquet] [--gzip] --out DIR',
-  summary:
-    "Runs one export with the webhook's own code into a local folder: one file per stream and a\n" +
-    "manifest.json with each file's record count, bytes and sha256. Files appear only when complete.",
-  options: [
-    ['--streams a,b', 'streams to export (default: all)'],
-    ['--format F', 'ndjson (default), csv, json or parquet (snappy inside: no --gzip)'],
-    ['--gzip', 'gzip each file (.gz)'],
-    ['--out DIR', 'the folder to write to (required; created when missing)'],
-  ],
-};
 
 /**
  * `tenant-integrations export`: the export's own code to a local folder — one file per stream and a

@@ -8,20 +8,8 @@ import { loadOperations } from '../shared/imports/operations';
 import { parseImportRequest } from '../shared/imports/request';
 import { itemResults } from '../shared/imports/run';
 import { MemoryImportStore } from '../shared/imports/store';
-import { parse, UsageError, type CommandHelp } from './args';
+import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
-
-export const IMPORT_HELP: CommandHelp = {
-  usage: 'import --operation NAME --file items.ndjson [--json]',
-  summary:
-    'Applies an allow-listed mutation to each item of a file with the stored admin session (the code of\n' +
-    'POST /api/imports): every item checked first, then a result per item. Needs `tenant-integrations login`.',
-  options: [
-    ['--operation NAME', 'an operation of IMPORT_OPERATIONS_FILE (default: updateKpi, updateControl)'],
-    ['--file PATH', 'one item per line: {"key": "…", "variables": {…}}'],
-    ['--json', 'print the counts and every result as one JSON document'],
-  ],
-};
 
 const WIDTH = 24;
 

@@ -5,20 +5,8 @@ import type { DeviceFlowState } from '../shared/device-login/flow';
 import { requestDeviceCode } from '../shared/device-login/idp';
 import { tenantEndpoints } from '../shared/auth/endpoints';
 import { systemClock, type Clock } from '../shared/clock';
-import { parse, type CommandHelp } from './args';
+import { parse } from './args';
 import { describeTarget, resolveTenant } from './context';
-
-export const LOGIN_HELP: CommandHelp = {
-  usage: 'login [--no-qr] [--json]',
-  summary:
-    'Signs the admin in with the device flow in this terminal (code, link, QR) and stores the delegated\n' +
-    "session, as the admin page does. Uses the configured tenant, else the running local stack's sandbox.",
-  options: [
-    ['--no-qr', 'do not draw the QR code (it is drawn only on a terminal)'],
-    ['--json', 'one JSON line on stdout when the code is ready and one with the outcome; no QR code'],
-  ],
-  notes: 'Exit codes: 0 signed in, 1 failed, 2 usage or set-up, 3 denied, 4 expired, 130 cancelled.',
-};
 
 /** Exit codes scripts can rely on. */
 export const LOGIN_EXIT = {

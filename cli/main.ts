@@ -2,26 +2,31 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { IntegrationError } from '../shared/errors';
 import { formatHelp, UsageError, type CommandHelp } from './args';
-import { DEV_HELP, devCommand } from './dev';
-import { DISCOVER_HELP, discoverCommand } from './discover';
-import { DOCTOR_HELP, doctorCommand } from './doctor';
-import { EXPORT_HELP, exportCommand } from './export';
-import { IMPORT_HELP, importCommand } from './import';
-import { LOGIN_HELP, loginCommand } from './login';
-import { SANDBOX_HELP, sandboxCommand } from './sandbox';
-import { SECRETS_HELP, secretsCommand } from './secrets';
-import { SYNC_HELP, syncCommand } from './sync';
+import {
+  DEV_HELP,
+  DISCOVER_HELP,
+  DOCTOR_HELP,
+  EXPORT_HELP,
+  IMPORT_HELP,
+  LOGIN_HELP,
+  SANDBOX_HELP,
+  SECRETS_HELP,
+  SYNC_HELP,
+} from './help';
 
-const COMMANDS: Record<string, { help: CommandHelp; run: (args: string[]) => Promise<number> }> = {
-  dev: { help: DEV_HELP, run: devCommand },
-  sandbox: { help: SANDBOX_HELP, run: sandboxCommand },
-  login: { help: LOGIN_HELP, run: (args) => loginCommand(args) },
-  discover: { help: DISCOVER_HELP, run: discoverCommand },
-  sync: { help: SYNC_HELP, run: syncCommand },
-  export: { help: EXPORT_HELP, run: exportCommand },
-  import: { help: IMPORT_HELP, run: importCommand },
-  secrets: { help: SECRETS_HELP, run: secretsCommand },
-  doctor: { help: DOCTOR_HELP, run: doctorCommand },
+type Run = (args: string[]) => Promise<number>;
+
+// A command's module loads only when that command runs: help and the other commands never load the app.
+const COMMANDS: Record<string, { help: CommandHelp; run: Run }> = {
+  dev: { help: DEV_HELP, run: (args) => import('./dev').then((m) => m.devCommand(args)) },
+  sandbox: { help: SANDBOX_HELP, run: (args) => import('./sandbox').then((m) => m.sandboxCommand(args)) },
+  login: { help: LOGIN_HELP, run: (args) => import('./login').then((m) => m.loginCommand(args)) },
+  discover: { help: DISCOVER_HELP, run: (args) => import('./discover').then((m) => m.discoverCommand(args)) },
+  sync: { help: SYNC_HELP, run: (args) => import('./sync').then((m) => m.syncCommand(args)) },
+  export: { help: EXPORT_HELP, run: (args) => import('./export').then((m) => m.exportCommand(args)) },
+  import: { help: IMPORT_HELP, run: (args) => import('./import').then((m) => m.importCommand(args)) },
+  secrets: { help: SECRETS_HELP, run: (args) => import('./secrets').then((m) => m.secretsCommand(args)) },
+  doctor: { help: DOCTOR_HELP, run: (args) => import('./doctor').then((m) => m.doctorCommand(args)) },
 };
 
 /** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */

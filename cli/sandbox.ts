@@ -1,32 +1,7 @@
 import { startSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
-import { intOption, parse, UsageError, type CommandHelp } from './args';
+import { intOption, parse, UsageError } from './args';
 import { cliConfig, runningDevStack } from './context';
-
-export const SANDBOX_HELP: CommandHelp = {
-  usage:
-    'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--schema default|varied] [--no-introspection] [--no-m2m]',
-  summary:
-    'Starts the local tenant service (identity provider, GraphQL, portal, test hooks) on its own.\n' +
-    'When ready it prints one JSON line (baseUrl, authUrl, tenant, adminUsername, clientId, clientSecret) and\n' +
-    "stores the demo credential's secret in the local secret file; Ctrl-C stops it.",
-  options: [
-    ['--port N', 'port to listen on (default: a free one)'],
-    ['--host H', 'address to listen on (default 127.0.0.1)'],
-    ['--tenant T', 'tenant (realm) name (default acme)'],
-    ['--records N', 'records seeded per collection (default 120)'],
-    ['--seed S', 'seed for the generated data, so runs repeat'],
-    [
-      '--schema NAME',
-      'default (six Relay connections), or varied: offset and page paging, other keys (docs/sandbox.md)',
-    ],
-    ['--no-introspection', 'refuse introspection, as many production servers do'],
-    ['--no-m2m', 'the tenant has not enabled M2M credentials (no API Credentials page)'],
-  ],
-  notes:
-    'A running `npm start` stack keeps its own sandbox and its own secret name: starting this one does not\n' +
-    'change it. Point commands at this sandbox with the TENANT_* settings from the JSON line.',
-};
 
 /** Starts the sandbox; when ready prints one JSON line (docs/sandbox.md) and runs until SIGINT/SIGTERM. */
 export async function sandboxCommand(args: string[]): Promise<number> {

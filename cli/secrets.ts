@@ -1,16 +1,6 @@
 import { createSecretStore } from '../shared/secrets';
-import { parse, UsageError, type CommandHelp } from './args';
+import { parse, UsageError } from './args';
 import { cliConfig } from './context';
-
-export const SECRETS_HELP: CommandHelp = {
-  usage: 'secrets set NAME',
-  summary:
-    'Stores a secret (read from stdin) in the secret store in use: Key Vault, or the local secret file.',
-  options: [['NAME', 'the secret name: 1-127 letters, digits and dashes (Key Vault rules)']],
-  notes:
-    'On a terminal the value is read without echo (type or paste it, then Enter); otherwise stdin is read\n' +
-    'to its end, e.g. `tenant-integrations secrets set tenant-client-secret < secret.txt`.',
-};
 
 type TtyIn = NodeJS.ReadStream & { setRawMode(mode: boolean): unknown };
 

@@ -7,25 +7,9 @@ import { sinksFor } from '../shared/sinks';
 import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/setup';
 import { FileSyncStateStore } from '../shared/sync/state';
-import { parse, UsageError, type CommandHelp } from './args';
+import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
 import { StreamProgress } from './progress';
-
-export const SYNC_HELP: CommandHelp = {
-  usage: 'sync [--streams a,b] [--sink blob|webhook|postgres|dir:PATH[,…]] [--full-pass | --full] [--json]',
-  summary:
-    "Runs one sync with the timer's own code: reads every stream, compares it with the last run and writes\n" +
-    'the changes (created, updated, deleted) to the sinks. State lives in .local/sync-state/, apart from the\n' +
-    "deployed app's; a run that fails part-way is resumed by the next `sync`.",
-  options: [
-    ['--streams a,b', 'streams to sync (default SYNC_STREAMS, else all)'],
-    ['--sink SPEC', 'blob, webhook, postgres and/or dir:PATH, comma-separated (default dir:.local/sync-out)'],
-    ['--full-pass', 'every stream reads everything this run (incremental ones too), and reports deletions'],
-    ['--full', 'start over: the last run is ignored, every record is reported as created'],
-    ['--json', 'print a JSON summary with per-stream counts on stdout'],
-  ],
-  notes: 'Exit codes: 0 every stream synced, 1 the run is incomplete, 2 usage or set-up problem.',
-};
 
 /**
  * `tenant-integrations sync`: one run with the timer's own code (state in `.local/sync-state/`, so it never
