@@ -1,5 +1,5 @@
 import type { TokenCredential } from '@azure/identity';
-import { SecretClient } from '@azure/keyvault-secrets';
+import type { SecretClient } from '@azure/keyvault-secrets';
 import type { Agent } from 'node:https';
 import { SecretNotFound, SecretStoreError } from '../errors';
 import { inSpan, SpanKind } from '../telemetry';
@@ -73,6 +73,9 @@ export class KeyVaultSecretStore implements SecretStore {
   constructor(vaultUrl: string, options: KeyVaultOptions) {
     this.description = `Key Vault ${vaultUrl}`;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    // The SDK loads with the first vault client: a command that never reads the vault does not pay for it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { SecretClient } = require('@azure/keyvault-secrets') as typeof import('@azure/keyvault-secrets');
     this.client = new SecretClient(vaultUrl, options.credential, {
       serviceVersion: KEY_VAULT_API_VERSION,
       disableChallengeResourceVerification: options.disableChallengeResourceVerification,

@@ -1,8 +1,15 @@
 import type { TokenCredential } from '@azure/identity';
-import { BlobServiceClient } from '@azure/storage-blob';
+import type { BlobServiceClient } from '@azure/storage-blob';
 import { isLoopback, type AppConfig } from '../config';
 import { ConfigError } from '../errors';
 import { azureCredential } from '../secrets/credential';
+
+/**
+ * The SDK, loaded with the first client: a command or function that never touches storage (`sync --sink dir:…`
+ * with local state, help) does not pay for it (~10 MB of RSS with its dependencies).
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = () => require('@azure/storage-blob') as typeof import('@azure/storage-blob');
 
 /**
  * Blob Storage as the app sees it: Azurite's connection string locally, the service URI with the managed
@@ -12,6 +19,7 @@ export function blobService(
   config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
   credential?: TokenCredential,
 ): BlobServiceClient {
+  const { BlobServiceClient } = sdk();
   if (config.storageConnection) return BlobServiceClient.fromConnectionString(config.storageConnection);
   const url = config.storageServiceUris?.blob;
   if (url) return new BlobServiceClient(url, credential ?? azureCredential(config));
@@ -60,6 +68,7 @@ export function delegationService(
   config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
 ): BlobServiceClient {
   if (config.storageConnection) {
+    const { BlobServiceClient } = sdk();
     // The connection string's own endpoint and account, read by the SDK; only the credential differs.
     const keyed = BlobServiceClient.fromConnectionString(config.storageConnection);
     const emulator = keyed.accountName === EMULATOR_ACCOUNT && isLoopback(new URL(keyed.url));
