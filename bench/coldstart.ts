@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stagePackage } from '../tools/package';
@@ -67,6 +67,29 @@ function sample(load: string, env: Record<string, string> = {}): { ms: number; r
   ) as { ms: number; registered: number };
 }
 
+/**
+ * What loading the CLI costs: peak RSS (MB) of `tenant-integrations ARGS` — printed by a preloaded hook at exit
+ * — beside `node -e 0`, the floor any Node command starts from.
+ */
+function cliRssMb(args: string[]): number {
+  const hook = `process.on('exit', () => require('fs').writeSync(2, '\\nRSS ' + process.resourceUsage().maxRSS + '\\n'));`;
+  const target = args.length ? [join(ROOT, 'bin', 'tenant-integrations.js'), ...args] : ['-e', '0'];
+  const r = spawnSync(process.execPath, ['--require', hookFile(hook), ...target], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  const kb = /RSS (\d+)/.exec(r.stderr)?.[1];
+  if (!kb) throw new Error(`no RSS from ${args.join(' ') || 'node -e 0'}: ${r.stderr}`);
+  return Number(kb) / 1024;
+}
+
+let hookPath: string | undefined;
+const hookFile = (text: string) => {
+  hookPath ??= join(mkdtempSync(join(tmpdir(), 'ti-rss-')), 'rss.js');
+  writeFileSync(hookPath, text);
+  return hookPath;
+};
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
@@ -112,8 +135,21 @@ export async function coldstartBench(): Promise<Record<string, unknown>> {
     console.error(
       `cold start, medians of ${runs}: app ${m.app} ms (${registered} functions; ${m.appTelemetryOn} ms with telemetry configured), durable quickstart ${m.durableQuickstart} ms, @azure/functions alone ${m.azureFunctionsAlone} ms; unbundled app ${m.appUnbundled} ms; to the first answer ${m.appFirstCall} ms, ${m.appFirstCallTelemetryOn} ms with telemetry on`,
     );
+    // The CLI: what `--help` and `sync --help` load (each command's module loads only when it runs).
+    const cli = { node: [] as number[], help: [] as number[], syncHelp: [] as number[] };
+    for (let i = 0; i < 5; i++) {
+      cli.node.push(cliRssMb([]));
+      cli.help.push(cliRssMb(['--help']));
+      cli.syncHelp.push(cliRssMb(['sync', '--help']));
+    }
+    const rss = (k: keyof typeof cli) => round(median(cli[k]), 1);
+    console.error(
+      `CLI peak RSS, medians of 5: --help ${rss('help')} MB, sync --help ${rss('syncHelp')} MB; node -e 0 ${rss('node')} MB`,
+    );
     return {
       bench: 'coldstart',
+      cliPeakRssMb: { help: rss('help'), syncHelp: rss('syncHelp'), nodeAlone: rss('node') },
+      cliSyncHelpRatioToNode: round(rss('syncHelp') / rss('node')),
       runs,
       functionsRegistered: registered,
       medianMs: m,
@@ -126,5 +162,6 @@ export async function coldstartBench(): Promise<Record<string, unknown>> {
     };
   } finally {
     rmSync(staging, { recursive: true, force: true });
+    if (hookPath) rmSync(join(hookPath, '..'), { recursive: true, force: true });
   }
 }
