@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
-import { PostgresSink } from '../../shared/sinks';
+import { DirectorySink, MultiSink, PostgresSink } from '../../shared/sinks';
 import { runCli } from '../helpers/cli';
 import { failure } from '../helpers/failure';
 import { eventually } from '../helpers/host';
@@ -179,6 +179,29 @@ describe('PostgresSink', () => {
     expect(await pg.query('SELECT page, changes FROM grouped._sync_pages ORDER BY page')).toEqual(
       [1, 2, 3, 4, 5].map((page) => ({ page, changes: 2 })),
     );
+  });
+
+  it('beside a folder sink, a page counts as stored only once PostgreSQL has stored it too', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'ti-pg-multi-'));
+    try {
+      const sink = new MultiSink([
+        new DirectorySink(out),
+        new PostgresSink(() => pg.pool, { schema: 'beside', batchRows: 2 }),
+      ]);
+      const one = (page: number) => batch(page, [change(`r${page}`, { page })]);
+      expect(await sink.write(one(1), { hold: true })).toEqual({ rejected: 0, held: true });
+      await sink.write(one(2), { hold: true }); // a full group: stored while the next gathers
+      await sink.write(one(3), { hold: true });
+      expect(await sink.write(one(4), { hold: true })).toEqual({
+        rejected: 0,
+        held: true,
+        stored: { throughPage: 2, rejected: 0 },
+      });
+      expect(await sink.flush('run-1', 'items')).toBeUndefined();
+      expect(await pg.query('SELECT count(*)::int AS n FROM beside.items')).toEqual([{ n: 4 }]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   it('held pages a failed pass leaves are forgotten (drop) and stored once when they come again', async () => {
