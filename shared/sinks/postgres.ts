@@ -54,12 +54,13 @@ const copyText = (s: string) => (/[\\\t\n\r]/.test(s) ? s.replace(/[\\\t\n\r]/g,
 const copyEscape = (ch: string) => (ch === '\\' ? '\\\\' : ch === '\t' ? '\\t' : ch === '\n' ? '\\n' : '\\r');
 
 /** New records into the stream's table by COPY, in chunks of lines (the driver loads on first use, like pg). */
-async function copyRows(client: PoolClient, table: string, changes: Change[], now: string, runId: string) {
+async function copyRows(client: PoolClient, table: string, changes: Change[], runId: string) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { from } = require('pg-copy-streams') as typeof import('pg-copy-streams');
   const { pipeline } = await import('node:stream/promises');
   const { Readable } = await import('node:stream');
-  const tail = `\t${copyText(now)}\t${copyText(runId)}\n`;
+  // `now` is timestamptz's input for the transaction's start: the time the upsert's now() gives its rows.
+  const tail = `\tnow\t${copyText(runId)}\n`;
   function* chunks() {
     for (let i = 0; i < changes.length; i += 256) {
       let chunk = '';
@@ -109,6 +110,8 @@ export class PostgresSink implements ChangeSink {
   >();
   /** Each stream's last store: the next waits for it, also after a drop (a pass failed while one was in flight). */
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** By run and stream: the last page whose checkpoint row this process knows is the table's last. */
+  private readonly storedThrough = new Map<string, number>();
   /** Streams whose table refused a COPY for a record it had: their new records go in by upsert. */
   private readonly conflicted = new Set<string>();
 
@@ -210,8 +213,10 @@ export class PostgresSink implements ChangeSink {
     return { rejected: late + (held.pages.length ? await this.store(runId, stream, held.pages) : 0) };
   }
 
-  drop(_runId: string, stream: string): void {
+  drop(runId: string, stream: string): void {
     this.held.delete(stream);
+    // A pass (or a slice of it) starts: another process may have stored pages since, so the next store asks.
+    this.storedThrough.delete(`${runId}\0${stream}`);
   }
 
   /**
@@ -235,15 +240,24 @@ export class PostgresSink implements ChangeSink {
     const last = new Map<string, { change: Change; page: number }>();
     try {
       await this.ensure(client, stream);
-      await client.query('BEGIN');
-      const {
-        rows: [{ now, applied }],
-      } = await client.query<{ now: string; applied: number[] }>({
-        name: statementName(this.options.schema, stream, 'applied'),
-        text: `SELECT now()::text AS now, ARRAY(SELECT x.page FROM unnest($3::int[], $4::text[]) AS x(page, digest)
-           JOIN ${this.pages} p ON p.run_id = $1 AND p.stream = $2 AND p.page = x.page AND p.change_digest = x.digest) AS applied`,
-        values: [runId, stream, pages.map((p) => p.page), pages.map((p) => p.digest)],
-      });
+      // The savepoint a COPY that meets a record the table has rolls back to; one round trip with the BEGIN.
+      await client.query('BEGIN; SAVEPOINT copy');
+      // Which of the pages were applied already (delivered again after a crash): asked unless this process
+      // stored every page of the run's stream so far and these come after them.
+      const key = `${runId}\0${stream}`;
+      const through = this.storedThrough.get(key);
+      let applied: number[] = [];
+      if (through === undefined || pages.some((p) => p.page <= through)) {
+        const { rows } = await client.query<{ applied: number[]; last: number | null }>({
+          name: statementName(this.options.schema, stream, 'applied'),
+          text: `SELECT ARRAY(SELECT x.page FROM unnest($3::int[], $4::text[]) AS x(page, digest)
+             JOIN ${this.pages} p ON p.run_id = $1 AND p.stream = $2 AND p.page = x.page AND p.change_digest = x.digest) AS applied,
+             (SELECT max(page) FROM ${this.pages} WHERE run_id = $1 AND stream = $2) AS last`,
+          values: [runId, stream, pages.map((p) => p.page), pages.map((p) => p.digest)],
+        });
+        applied = rows[0].applied;
+        this.storedThrough.set(key, rows[0].last ?? 0);
+      }
       const todo = pages.filter((p) => !applied.includes(p.page));
       // Across pages, too, the last change of a record wins (a listing by offset can show a record twice).
       for (const p of todo) for (const c of p.changes) last.set(c.id, { change: c, page: p.page });
@@ -256,9 +270,8 @@ export class PostgresSink implements ChangeSink {
       if (creates.length) {
         // COPY is the fastest way in, and refuses a record the table already has (a state reset, a full
         // re-sync): then the upsert takes them, and this stream no longer tries COPY in this process.
-        await client.query('SAVEPOINT copy');
         try {
-          await copyRows(client, this.table(stream), creates, now, runId); // COMMIT releases the savepoint
+          await copyRows(client, this.table(stream), creates, runId); // COMMIT releases the savepoint
         } catch (err) {
           await client.query('ROLLBACK TO SAVEPOINT copy');
           if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
@@ -290,7 +303,9 @@ export class PostgresSink implements ChangeSink {
           ],
         });
       await client.query('COMMIT');
+      this.storedThrough.set(key, Math.max(this.storedThrough.get(key) ?? 0, ...pages.map((p) => p.page)));
     } catch (err) {
+      this.storedThrough.delete(`${runId}\0${stream}`); // not known any more: the next store asks
       await client.query('ROLLBACK').catch(() => undefined);
       if (!probed && isDataError(err))
         culprits = await this.probe(
