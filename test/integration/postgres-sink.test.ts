@@ -204,6 +204,18 @@ describe('PostgresSink', () => {
     }
   });
 
+  it('a pass resumed after another process stored pages of it asks which were applied, and skips them', async () => {
+    const here = new PostgresSink(() => pg.pool, { schema: 'elsewhere' });
+    const there = new PostgresSink(() => pg.pool, { schema: 'elsewhere' }); // another host, same run
+    await here.write(batch(1, [change('a', { v: 1 })]));
+    await there.write(batch(2, [change('b', { v: 1 })]));
+    const stored = await pg.query('SELECT id, synced_at FROM elsewhere.items ORDER BY id');
+    // The slice resumes here from page 2 (its checkpoint was not written): the page comes again, unchanged.
+    here.drop('run-1', 'items');
+    await here.write(batch(2, [change('b', { v: 1 })]));
+    expect(await pg.query('SELECT id, synced_at FROM elsewhere.items ORDER BY id')).toEqual(stored);
+  });
+
   it('held pages a failed pass leaves are forgotten (drop) and stored once when they come again', async () => {
     const sink = new PostgresSink(() => pg.pool, { schema: 'dropped', batchRows: 100 });
     await sink.write(batch(1, [change('a', { v: 'old' })]), { hold: true });
