@@ -55,7 +55,8 @@ function cellValue(v: unknown): string | number | boolean {
  * booleans are written as they are — `-5` the number is not a formula.
  */
 export function csvCell(v: string | number | boolean): string {
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  if (typeof v !== 'string') return String(v); // no comma, quote or line break in a number or a boolean
+  let s = v;
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
