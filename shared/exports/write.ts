@@ -31,8 +31,9 @@ export interface ExportFile {
  * One stream to one file, streaming: pages are encoded as they arrive and flow through gzip and a hash into
  * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group,
  * and a stream's fields and their types are known only after its last page: its pages go to a temporary NDJSON
- * file as they arrive (their columns learnt on the way), the Parquet file is written from that in one streaming pass (rows in groups
- * of at most ROW_GROUP), and then streamed to `out` the same way. Disk holds the stream twice while that runs.
+ * file as they arrive and, while the columns learnt from the first page hold, into the Parquet file as well (rows in
+ * groups of at most ROW_GROUP); a page that changes the columns has the file written again from the NDJSON. The
+ * file is then streamed to `out` the same way. Disk holds the stream twice while that runs.
  */
 export async function writeExportStream(
   graphql: TenantGraphqlClient,
@@ -51,8 +52,10 @@ export async function writeExportStream(
   let records = 0;
   let bytes = 0;
   const hash = createHash('sha256');
-  // Parquet's columns are learnt as the pages arrive: the file is then written in one pass over them, not two.
-  const learner = parquet ? new (parquetWriter().ColumnLearner)() : undefined;
+  const dir = parquet ? await mkdtemp(join(tmpdir(), 'ti-export-parquet-')) : undefined;
+  const file = dir && join(dir, `${stream.name}.parquet`);
+  // Parquet is written as the pages arrive while their columns hold (shared/sync/parquet.ts).
+  const parquetFile = file ? new (parquetWriter().ParquetOfRecords)(file) : undefined;
   async function* text() {
     yield encoder.start();
     for await (const page of prefetch(
@@ -62,7 +65,7 @@ export async function writeExportStream(
       }),
     )) {
       records += page.records.length;
-      if (learner) for (const r of page.records) learner.add(r);
+      parquetFile?.page(page.records);
       yield encoder.page(page.records);
       options.onPage?.(records);
     }
@@ -77,18 +80,15 @@ export async function writeExportStream(
       yield b;
     }
   }
-  const dir = parquet ? await mkdtemp(join(tmpdir(), 'ti-export-parquet-')) : undefined;
   try {
     let source: AsyncIterable<Buffer | string> | (() => AsyncGenerator<string>) = text;
-    if (dir) {
+    if (dir && file && parquetFile) {
+      // The pages also go to a temporary NDJSON file: read back only when a late page changed the columns.
       const ndjson = join(dir, `${stream.name}.ndjson`);
       await pipeline(text, createWriteStream(ndjson), { signal: options.abortSignal });
-      const { jsonPages, linesOf, writeParquet } = parquetWriter();
-      const file = join(dir, `${stream.name}.parquet`);
-      await writeParquet(
-        () => jsonPages<unknown>(linesOf(createReadStream(ndjson, { encoding: 'utf8' }))),
-        file,
-        { leading: [], recordOf: (r) => r, columns: learner?.columns() },
+      const { jsonPages, linesOf } = parquetWriter();
+      await parquetFile.finish(() =>
+        jsonPages<unknown>(linesOf(createReadStream(ndjson, { encoding: 'utf8' }))),
       );
       source = createReadStream(file);
     }

@@ -14,7 +14,7 @@ import type { Change } from './changes';
 // (100 k) with groups of 5 000, 109 / 112 MB with 2 000 — the groups' column buffers, not the rows, set the peak.
 export const ROW_GROUP = 2_000;
 
-type Kind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
+export type Kind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
 
 interface SchemaElement {
   name: string;
@@ -126,6 +126,74 @@ function cell(kind: Kind, v: unknown): unknown {
 }
 
 /**
+ * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
+ * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
+ */
+export class ParquetRows<T> {
+  rows = 0;
+  private group: T[] = [];
+  private readonly writer: { write(o: unknown): void; finish(): void };
+
+  constructor(
+    path: string,
+    readonly columns: Map<string, Kind>,
+    private readonly options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown },
+  ) {
+    // Loaded on first use (an ES module; Node 22 requires it synchronously): only Parquet output pays for it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ParquetWriter, fileWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer') & {
+      fileWriter(path: string): import('hyparquet-writer').ByteWriter; // the Node entry point's buffered file writer
+    };
+    const { leading } = options;
+    const schema: SchemaElement[] = [
+      { name: 'root', num_children: leading.length + columns.size },
+      ...leading.map((c) => element(c.name, c.kind, c.required)),
+      ...[...columns].map(([name, kind]) => element(name, kind)),
+    ];
+    this.writer = new ParquetWriter({ writer: fileWriter(path), schema: schema as never, codec: 'SNAPPY' });
+  }
+
+  add(items: Iterable<T>): void {
+    for (const item of items) {
+      this.group.push(item);
+      if (this.group.length >= ROW_GROUP) this.flush();
+    }
+  }
+
+  finish(): number {
+    this.flush();
+    this.writer.finish();
+    return this.rows;
+  }
+
+  private flush(): void {
+    const { group } = this;
+    if (!group.length) return;
+    const { leading, recordOf } = this.options;
+    const field = (item: T, name: string) => {
+      const r = recordOf(item);
+      return r && typeof r === 'object' ? (r as Record<string, unknown>)[name] : undefined;
+    };
+    this.writer.write({
+      rowGroupSize: ROW_GROUP,
+      columnData: [
+        ...leading.map((c) => ({ name: c.name, data: group.map((item) => cell(c.kind, c.value(item))) })),
+        ...[...this.columns].map(([name, kind]) => ({
+          name,
+          data: group.map((item) => cell(kind, field(item, name))),
+        })),
+      ],
+    });
+    this.rows += group.length;
+    this.group = [];
+  }
+}
+
+/** The same columns with the same types, in the same order: a file written with one is the file of the other. */
+export const sameColumns = (a: Map<string, Kind>, b: Map<string, Kind>) =>
+  a.size === b.size && [...a].every(([name, kind], i) => [...b][i][0] === name && [...b][i][1] === kind);
+
+/**
  * Writes the items to `file` (via `file.tmp`, renamed when complete, so a reader never sees half a file): the
  * leading columns, then one per top-level field of `recordOf(item)`. Without `columns` (learnt already, as the
  * items arrived), `pages` is called twice and must yield the same items both times. Answers the number of rows.
@@ -143,53 +211,66 @@ export async function writeParquet<T>(
       recordOf,
       leading.map((c) => c.name),
     ));
-  // Loaded on first use (an ES module; Node 22 requires it synchronously): only Parquet output pays for it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ParquetWriter, fileWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer') & {
-    fileWriter(path: string): import('hyparquet-writer').ByteWriter; // the Node entry point's buffered file writer
-  };
-  const schema: SchemaElement[] = [
-    { name: 'root', num_children: leading.length + columns.size },
-    ...leading.map((c) => element(c.name, c.kind, c.required)),
-    ...[...columns].map(([name, kind]) => element(name, kind)),
-  ];
   const tmp = `${file}.tmp`;
-  const writer = new ParquetWriter({ writer: fileWriter(tmp), schema: schema as never, codec: 'SNAPPY' });
-  let rows = 0;
-  let group: T[] = [];
-  const flush = () => {
-    if (!group.length) return;
-    const field = (item: T, name: string) => {
-      const r = recordOf(item);
-      return r && typeof r === 'object' ? (r as Record<string, unknown>)[name] : undefined;
-    };
-    writer.write({
-      rowGroupSize: ROW_GROUP,
-      columnData: [
-        ...leading.map((c) => ({ name: c.name, data: group.map((item) => cell(c.kind, c.value(item))) })),
-        ...[...columns].map(([name, kind]) => ({
-          name,
-          data: group.map((item) => cell(kind, field(item, name))),
-        })),
-      ] as never,
-    });
-    rows += group.length;
-    group = [];
-  };
   try {
-    for await (const items of pages())
-      for (const item of items) {
-        group.push(item);
-        if (group.length >= ROW_GROUP) flush();
-      }
-    flush();
-    writer.finish();
+    const rows = new ParquetRows(tmp, columns, { leading, recordOf });
+    for await (const items of pages()) rows.add(items);
+    rows.finish();
     await rename(tmp, file);
+    return rows.rows;
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
-  return rows;
+}
+
+/**
+ * A Parquet file of records (an export's), written while the pages arrive — as long as the columns learnt from the
+ * first page still hold: a later page that adds a field or changes a field's type drops what was written, and
+ * `finish` writes the file from the pages once more (`again`, e.g. the temporary file they were also written to).
+ * With records of one shape — most collections — the file is done when the last page is.
+ */
+export class ParquetOfRecords {
+  private readonly learner = new ColumnLearner();
+  private early?: ParquetRows<unknown>;
+  private dropped = false;
+
+  constructor(private readonly file: string) {}
+
+  private get earlyPath() {
+    return `${this.file}.early`;
+  }
+
+  page(records: unknown[]): void {
+    for (const r of records) this.learner.add(r);
+    if (this.dropped || !records.length) return;
+    try {
+      const columns = this.learner.columns();
+      if (!this.early)
+        this.early = new ParquetRows(this.earlyPath, columns, { leading: [], recordOf: (r) => r });
+      else if (!sameColumns(this.early.columns, columns)) return this.drop();
+      this.early.add(records);
+    } catch {
+      this.drop(); // whatever it was, the second way meets it again and reports it
+    }
+  }
+
+  private drop(): void {
+    this.dropped = true;
+    this.early = undefined;
+  }
+
+  /** Writes the file: from what was written as the pages came, when their columns held; else from `again()`. */
+  async finish(again: () => AsyncIterable<unknown[]>): Promise<number> {
+    const columns = this.learner.columns();
+    if (this.early && !this.dropped && sameColumns(this.early.columns, columns)) {
+      const rows = this.early.finish();
+      await rename(this.earlyPath, this.file);
+      return rows;
+    }
+    await rm(this.earlyPath, { force: true });
+    return writeParquet(again, this.file, { leading: [], recordOf: (r) => r, columns });
+  }
 }
 
 /** What a Parquet file of changes does with a record it cannot hold as it is (shared/sinks/rejected.ts). */

@@ -213,3 +213,72 @@ describe('Parquet on the local host: the blob sink and the export webhook', () =
     }
   });
 });
+
+describe('an export written as its pages arrive', () => {
+  const PARQUET = resolve(__dirname, '../../dist/shared/sync/parquet.js');
+  /**
+   * ParquetOfRecords in a process of its own (its writer is an ES module, which jest cannot load; needs the build):
+   * the pages as they arrive, then `finish`, whose second way reads them again — or, with 'never', fails the test.
+   */
+  const writeAsPagesArrive = (file: string, pages: unknown[][], again: 'pages' | 'never') =>
+    Number(
+      execFileSync(process.execPath, [
+        '-e',
+        `const { ParquetOfRecords } = require(${JSON.stringify(PARQUET)});
+         const [file, pages, again] = JSON.parse(process.argv[1]);
+         const w = new ParquetOfRecords(file);
+         for (const p of pages) w.page(p);
+         w.finish(async function* () {
+           if (again === 'never') throw new Error('the pages were read again');
+           yield* pages;
+         }).then((rows) => process.stdout.write(String(rows)), (e) => { console.error(e.message); process.exit(1); });`,
+        JSON.stringify([file, pages, again]),
+      ]).toString(),
+    );
+
+  it('records of one shape: the file is done with the last page, never read again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
+    try {
+      const file = join(dir, 'items.parquet');
+      const pages = [
+        [
+          { id: 'a', n: 1, ok: true },
+          { id: 'b', n: 2, ok: false },
+        ],
+        [{ id: 'c', n: 3, ok: true }],
+      ];
+      expect(writeAsPagesArrive(file, pages, 'never')).toBe(3);
+      const back = read(file);
+      expect(back.columns.map((c) => [c.name, c.type])).toEqual([
+        ['id', 'BYTE_ARRAY'],
+        ['n', 'DOUBLE'],
+        ['ok', 'BOOLEAN'],
+      ]);
+      expect(back.rows).toEqual(pages.flat());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a later page that adds a field or changes a type: the file is written again with the columns of all pages', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
+    try {
+      const file = join(dir, 'items.parquet');
+      const pages = [[{ id: 'a', n: 1 }], [{ id: 'b', n: 'two', extra: true }]];
+      expect(writeAsPagesArrive(file, pages, 'pages')).toBe(2);
+      const back = read(file);
+      expect(back.columns.map((c) => [c.name, c.type, c.convertedType])).toEqual([
+        ['id', 'BYTE_ARRAY', 'UTF8'],
+        ['n', 'BYTE_ARRAY', 'JSON'],
+        ['extra', 'BOOLEAN', null],
+      ]);
+      expect(back.rows).toEqual([
+        { id: 'a', n: '1', extra: null },
+        { id: 'b', n: '"two"', extra: true },
+      ]);
+      expect(readdirSync(dir)).toEqual(['items.parquet']); // nothing of the first attempt left
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
