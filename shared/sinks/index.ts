@@ -83,13 +83,22 @@ export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink 
 }
 
 /**
- * A sink whose every call is a span of the run's trace (shared/telemetry): `sink write`, `sink end stream`,
- * `sink finish`, naming the sink, stream and page.
+ * A sink whose every call is a span of the run's trace (shared/telemetry): `sink write`, `sink flush`,
+ * `sink end stream`, `sink finish`, naming the sink, stream and page. Every part of the contract is passed on:
+ * without `flush` a pass would checkpoint pages the sink still held (shared/sync/run.ts refuses that now).
  */
 export function tracedSink(sink: ChangeSink): ChangeSink {
   const fields = { sink: sink.description };
+  const { flush, drop } = sink;
   return {
     description: sink.description,
+    ...(flush
+      ? {
+          flush: (runId: string, stream: string) =>
+            inSpan('sink flush', { ...fields, runId, stream }, () => flush.call(sink, runId, stream)),
+        }
+      : {}),
+    ...(drop ? { drop: (runId: string, stream: string) => drop.call(sink, runId, stream) } : {}),
     write: (batch, options) =>
       inSpan(
         'sink write',

@@ -299,6 +299,9 @@ export async function syncStream(
               );
               setAside(d.counts, written);
               holding = written?.held === true;
+              // Held pages are checkpointed once flushed: a sink that holds but cannot flush would lose them.
+              if (holding && !sink.flush)
+                throw new Error(`${sink.description} held page ${page} of ${name} but cannot flush it`);
               if (written?.stored) await storedThrough(written.stored);
               changedPages.push(page);
             }

@@ -6,7 +6,8 @@ import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../shared/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll } from '../../shared/sync/run';
-import { DirectorySink, type ChangeSink } from '../../shared/sinks';
+import { DirectorySink, tracedSink, type ChangeSink } from '../../shared/sinks';
+import { decodeCheckpoint } from '../../shared/sync/checkpoint';
 import { FileSyncStateStore } from '../../shared/sync/state';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';
@@ -227,6 +228,48 @@ describe('sync run against the sandbox', () => {
     expect(new Set(all.map((c) => c.changeId)).size).toBe(all.length);
     expect(all.filter((c) => c.kind === 'updated')).toHaveLength(100);
     expect(all.filter((c) => c.kind === 'deleted')).toHaveLength(5);
+    await a.cleanup();
+  });
+
+  it('through the traced sink the host uses, a page a sink holds is checkpointed only once the sink has stored it', async () => {
+    const a = await accessFixture(sb);
+    const [controls] = resolveStreams({ select: ['controls'] });
+    // Holds every page written with `hold` until flushed, as postgres does with a group that is not full.
+    let storedThrough = 0;
+    let heldThrough = 0;
+    const holding: ChangeSink = {
+      description: 'holding',
+      write: async (batch, options) => {
+        if (!options?.hold) throw new Error('every page of a pass is written with hold');
+        heldThrough = batch.page;
+        return { rejected: 0, held: true };
+      },
+      flush: async () => {
+        storedThrough = heldThrough;
+      },
+      endStream: async () => undefined,
+      finish: async () => undefined,
+    };
+    // After each checkpoint append: the last page the log names against what the sink has stored by then.
+    const inner = new FileSyncStateStore(join(dir, 'state'));
+    const appended: Array<{ checkpointed: number; stored: number }> = [];
+    const state = Object.assign(Object.create(inner) as FileSyncStateStore, {
+      appendCheckpoint: async (...args: Parameters<FileSyncStateStore['appendCheckpoint']>) => {
+        await inner.appendCheckpoint(...args);
+        const log = await inner.readCheckpoint(args[0], args[1]);
+        const cp = log && (await decodeCheckpoint(log));
+        appended.push({ checkpointed: cp?.page ?? 0, stored: storedThrough });
+      },
+    });
+    const result = await syncAll(a.graphql, [controls], {
+      tenant: sb.tenant,
+      state,
+      sink: tracedSink(holding),
+    });
+    expect(result.ok).toBe(true);
+    expect(storedThrough).toBeGreaterThan(1);
+    expect(appended.filter((x) => x.checkpointed > x.stored)).toEqual([]);
+    expect(Math.max(...appended.map((x) => x.checkpointed))).toBe(storedThrough);
     await a.cleanup();
   });
 
