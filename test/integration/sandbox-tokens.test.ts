@@ -6,7 +6,13 @@ beforeAll(async () => {
   sb = await sandboxFixture();
 });
 afterAll(() => sb.close());
-beforeEach(() => sb.hook('reset'));
+beforeEach(async () => {
+  await sb.hook('reset');
+  // Lifetimes are checked to the second: frozen, the clock moves only when a test advances it, however slow the
+  // machine (a token issued at .9 s was expired after 299 s advanced plus a busy machine's tenth of a second).
+  await sb.hook('clock', { frozen: true });
+});
+afterEach(() => sb.hook('clock', { frozen: false }));
 
 const TENANT_QUERY = '{ currentTenant { name } }';
 
