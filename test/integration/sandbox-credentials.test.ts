@@ -5,7 +5,12 @@ beforeAll(async () => {
   sb = await sandboxFixture();
 });
 afterAll(() => sb.close());
-beforeEach(() => sb.hook('reset'));
+beforeEach(async () => {
+  await sb.hook('reset');
+  // Lifetimes are checked to the second: frozen, the clock moves only when a test advances it.
+  await sb.hook('clock', { frozen: true });
+});
+afterEach(() => sb.hook('clock', { frozen: false }));
 
 const Q = '{ currentTenant { name } }';
 
