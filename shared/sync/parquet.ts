@@ -119,11 +119,8 @@ const element = (name: string, kind: Kind, required = false): SchemaElement => (
   repetition_type: required ? 'REQUIRED' : 'OPTIONAL',
 });
 
-function cell(kind: Kind, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  if (kind === 'JSON') return JSON.stringify(v);
-  return v;
-}
+/** A JSON column's value goes in as it is: the writer serialises it (given text, it stored the text's JSON). */
+const cell = (v: unknown): unknown => (v === undefined ? null : v);
 
 /**
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
@@ -170,18 +167,19 @@ export class ParquetRows<T> {
     const { group } = this;
     if (!group.length) return;
     const { leading, recordOf } = this.options;
-    const field = (item: T, name: string) => {
-      const r = recordOf(item);
-      return r && typeof r === 'object' ? (r as Record<string, unknown>)[name] : undefined;
-    };
+    // One walk over the rows fills every column (a walk per column read each record once per field).
+    const names = [...this.columns.keys()];
+    const data = names.map(() => new Array<unknown>(group.length).fill(null));
+    for (let i = 0; i < group.length; i++) {
+      const r = recordOf(group[i]);
+      if (!r || typeof r !== 'object') continue;
+      for (let j = 0; j < names.length; j++) data[j][i] = cell((r as Record<string, unknown>)[names[j]]);
+    }
     this.writer.write({
       rowGroupSize: ROW_GROUP,
       columnData: [
-        ...leading.map((c) => ({ name: c.name, data: group.map((item) => cell(c.kind, c.value(item))) })),
-        ...[...this.columns].map(([name, kind]) => ({
-          name,
-          data: group.map((item) => cell(kind, field(item, name))),
-        })),
+        ...leading.map((c) => ({ name: c.name, data: group.map((item) => cell(c.value(item))) })),
+        ...names.map((name, j) => ({ name, data: data[j] })),
       ],
     });
     this.rows += group.length;
