@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,11 +29,10 @@ export interface ExportFile {
 
 /**
  * One stream to one file, streaming: pages are encoded as they arrive and flow through gzip and a hash into
- * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group,
- * and a stream's fields and their types are known only after its last page: its pages go to a temporary NDJSON
- * file as they arrive and, while the columns learnt from the first page hold, into the Parquet file as well (rows in
- * groups of at most ROW_GROUP); a page that changes the columns has the file written again from the NDJSON. The
- * file is then streamed to `out` the same way. Disk holds the stream twice while that runs.
+ * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group;
+ * they are learnt as the pages arrive and the file is written to a temporary folder meanwhile (rows in groups of at
+ * most ROW_GROUP), again at the end only when a late page changed the columns (shared/sync/parquet.ts). The file is
+ * then streamed to `out` the same way.
  */
 export async function writeExportStream(
   graphql: TenantGraphqlClient,
@@ -47,25 +46,20 @@ export async function writeExportStream(
   },
 ): Promise<ExportFile> {
   const parquet = options.format === 'parquet';
-  const format: TextFormat = options.format === 'parquet' ? 'ndjson' : options.format;
-  const encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : []);
   let records = 0;
   let bytes = 0;
   const hash = createHash('sha256');
   const dir = parquet ? await mkdtemp(join(tmpdir(), 'ti-export-parquet-')) : undefined;
   const file = dir && join(dir, `${stream.name}.parquet`);
-  // Parquet is written as the pages arrive while their columns hold (shared/sync/parquet.ts).
   const parquetFile = file ? new (parquetWriter().ParquetOfRecords)(file) : undefined;
+  const pages = () =>
+    prefetch(paginate(graphql, stream, { pageSize: stream.pageSize, abortSignal: options.abortSignal }));
   async function* text() {
+    const format = options.format as TextFormat;
+    const encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : []);
     yield encoder.start();
-    for await (const page of prefetch(
-      paginate(graphql, stream, {
-        pageSize: stream.pageSize,
-        abortSignal: options.abortSignal,
-      }),
-    )) {
+    for await (const page of pages()) {
       records += page.records.length;
-      parquetFile?.page(page.records);
       yield encoder.page(page.records);
       options.onPage?.(records);
     }
@@ -82,14 +76,13 @@ export async function writeExportStream(
   }
   try {
     let source: AsyncIterable<Buffer | string> | (() => AsyncGenerator<string>) = text;
-    if (dir && file && parquetFile) {
-      // The pages also go to a temporary NDJSON file: read back only when a late page changed the columns.
-      const ndjson = join(dir, `${stream.name}.ndjson`);
-      await pipeline(text, createWriteStream(ndjson), { signal: options.abortSignal });
-      const { jsonPages, linesOf } = parquetWriter();
-      await parquetFile.finish(() =>
-        jsonPages<unknown>(linesOf(createReadStream(ndjson, { encoding: 'utf8' }))),
-      );
+    if (file && parquetFile) {
+      for await (const page of pages()) {
+        records += page.records.length;
+        await parquetFile.page(page.records);
+        options.onPage?.(records);
+      }
+      await parquetFile.finish();
       source = createReadStream(file);
     }
     // Parquet compresses inside (snappy): never gzipped.

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { appendFile, rename, rm } from 'node:fs/promises';
 import { rejectedError, sortOut, type RejectedPolicy } from '../sinks/rejected';
 import { StringDecoder } from 'node:string_decoder';
@@ -223,15 +224,18 @@ export async function writeParquet<T>(
 }
 
 /**
- * A Parquet file of records (an export's), written while the pages arrive — as long as the columns learnt from the
- * first page still hold: a later page that adds a field or changes a field's type drops what was written, and
- * `finish` writes the file from the pages once more (`again`, e.g. the temporary file they were also written to).
- * With records of one shape — most collections — the file is done when the last page is.
+ * A Parquet file of records (an export's), written while the pages arrive — as long as the columns learnt so far
+ * hold. A page that adds a field or changes a field's type ends that file where it is (its rows are kept) and it and
+ * every later page go to a temporary NDJSON file; `finish` then writes the file once more with the columns of all
+ * pages: the first file's rows read back (each column holds one type, so a value reads back as it was), then the
+ * NDJSON's. With records of one shape — most collections — the file is done when the last page is, and no page is
+ * ever serialised a second time.
  */
 export class ParquetOfRecords {
   private readonly learner = new ColumnLearner();
   private early?: ParquetRows<unknown>;
-  private dropped = false;
+  /** Whether a page changed the columns: it and the later ones are in the NDJSON file. */
+  private late = false;
 
   constructor(private readonly file: string) {}
 
@@ -239,35 +243,67 @@ export class ParquetOfRecords {
     return `${this.file}.early`;
   }
 
-  page(records: unknown[]): void {
+  private get latePath() {
+    return `${this.file}.late.ndjson`;
+  }
+
+  async page(records: unknown[]): Promise<void> {
     for (const r of records) this.learner.add(r);
-    if (this.dropped || !records.length) return;
-    try {
+    if (!records.length) return;
+    if (!this.late) {
       const columns = this.learner.columns();
       if (!this.early)
         this.early = new ParquetRows(this.earlyPath, columns, { leading: [], recordOf: (r) => r });
-      else if (!sameColumns(this.early.columns, columns)) return this.drop();
-      this.early.add(records);
-    } catch {
-      this.drop(); // whatever it was, the second way meets it again and reports it
+      if (sameColumns(this.early.columns, columns)) return this.early.add(records);
+      this.early.finish(); // readable from here on: its rows are read back by `finish`
+      this.late = true;
     }
+    let text = '';
+    for (const r of records) text += `${JSON.stringify(r)}\n`;
+    await appendFile(this.latePath, text);
   }
 
-  private drop(): void {
-    this.dropped = true;
-    this.early = undefined;
-  }
-
-  /** Writes the file: from what was written as the pages came, when their columns held; else from `again()`. */
-  async finish(again: () => AsyncIterable<unknown[]>): Promise<number> {
+  /** Writes the file; answers its number of rows. */
+  async finish(): Promise<number> {
     const columns = this.learner.columns();
-    if (this.early && !this.dropped && sameColumns(this.early.columns, columns)) {
-      const rows = this.early.finish();
-      await rename(this.earlyPath, this.file);
-      return rows;
+    try {
+      if (!this.late) {
+        const early =
+          this.early ?? new ParquetRows(this.earlyPath, columns, { leading: [], recordOf: (r) => r });
+        const rows = early.finish();
+        await rename(this.earlyPath, this.file);
+        return rows;
+      }
+      const { earlyPath, latePath } = this;
+      return await writeParquet(
+        async function* () {
+          yield* parquetPages(earlyPath);
+          yield* jsonPages<unknown>(linesOf(createReadStream(latePath, { encoding: 'utf8' })));
+        },
+        this.file,
+        { leading: [], recordOf: (r) => r, columns },
+      );
+    } finally {
+      await Promise.all([rm(this.earlyPath, { force: true }), rm(this.latePath, { force: true })]);
     }
-    await rm(this.earlyPath, { force: true });
-    return writeParquet(again, this.file, { leading: [], recordOf: (r) => r, columns });
+  }
+}
+
+/** A Parquet file's rows as records (an empty cell as null), a row group at a time. */
+async function* parquetPages(path: string): AsyncGenerator<unknown[]> {
+  // Loaded on first use, like the writer (an ES module; its Node entry point reads files).
+  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('hyparquet') as typeof import('hyparquet') & {
+      asyncBufferFromFile(path: string): Promise<import('hyparquet').AsyncBuffer>;
+    };
+  const file = await asyncBufferFromFile(path);
+  const metadata = await parquetMetadataAsync(file);
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    yield await parquetReadObjects({ file, metadata, rowStart, rowEnd });
+    rowStart = rowEnd;
   }
 }
 

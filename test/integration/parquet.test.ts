@@ -218,25 +218,30 @@ describe('an export written as its pages arrive', () => {
   const PARQUET = resolve(__dirname, '../../dist/shared/sync/parquet.js');
   /**
    * ParquetOfRecords in a process of its own (its writer is an ES module, which jest cannot load; needs the build):
-   * the pages as they arrive, then `finish`, whose second way reads them again — or, with 'never', fails the test.
+   * the pages as they arrive, then `finish`. Answers the rows written and the folder's files after the last page.
    */
-  const writeAsPagesArrive = (file: string, pages: unknown[][], again: 'pages' | 'never') =>
-    Number(
-      execFileSync(process.execPath, [
-        '-e',
-        `const { ParquetOfRecords } = require(${JSON.stringify(PARQUET)});
-         const [file, pages, again] = JSON.parse(process.argv[1]);
-         const w = new ParquetOfRecords(file);
-         for (const p of pages) w.page(p);
-         w.finish(async function* () {
-           if (again === 'never') throw new Error('the pages were read again');
-           yield* pages;
-         }).then((rows) => process.stdout.write(String(rows)), (e) => { console.error(e.message); process.exit(1); });`,
-        JSON.stringify([file, pages, again]),
-      ]).toString(),
-    );
+  const writeAsPagesArrive = (file: string, pages: unknown[][]) =>
+    JSON.parse(
+      execFileSync(
+        process.execPath,
+        [
+          '-e',
+          `const { ParquetOfRecords } = require(${JSON.stringify(PARQUET)});
+           const { readdirSync } = require('node:fs');
+           const { dirname } = require('node:path');
+           const [file, pages] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+           (async () => {
+             const w = new ParquetOfRecords(file);
+             for (const p of pages) await w.page(p);
+             const files = readdirSync(dirname(file)).sort();
+             process.stdout.write(JSON.stringify({ rows: await w.finish(), files }));
+           })().catch((e) => { console.error(e.message); process.exit(1); });`,
+        ],
+        { input: JSON.stringify([file, pages]), maxBuffer: 64 << 20 },
+      ).toString(),
+    ) as { rows: number; files: string[] };
 
-  it('records of one shape: the file is done with the last page, never read again', async () => {
+  it('records of one shape: the file is done with the last page, no page kept anywhere else', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
     try {
       const file = join(dir, 'items.parquet');
@@ -247,7 +252,7 @@ describe('an export written as its pages arrive', () => {
         ],
         [{ id: 'c', n: 3, ok: true }],
       ];
-      expect(writeAsPagesArrive(file, pages, 'never')).toBe(3);
+      expect(writeAsPagesArrive(file, pages)).toEqual({ rows: 3, files: ['items.parquet.early'] });
       const back = read(file);
       expect(back.columns.map((c) => [c.name, c.type])).toEqual([
         ['id', 'BYTE_ARRAY'],
@@ -255,28 +260,48 @@ describe('an export written as its pages arrive', () => {
         ['ok', 'BOOLEAN'],
       ]);
       expect(back.rows).toEqual(pages.flat());
+      expect(readdirSync(dir)).toEqual(['items.parquet']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a later page that adds a field or changes a type: the file is written again with the columns of all pages', async () => {
+  it('a page that adds a field or changes a type, after more than a row group: every row with the columns of all pages', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
     try {
       const file = join(dir, 'items.parquet');
-      const pages = [[{ id: 'a', n: 1 }], [{ id: 'b', n: 'two', extra: true }]];
-      expect(writeAsPagesArrive(file, pages, 'pages')).toBe(2);
+      // Two and a half row groups of one shape — text, numbers, booleans, objects, lists, empty fields — then a page
+      // where `n` is text and `extra` appears, then one of the first shape again.
+      const early = Array.from({ length: ROW_GROUP * 2 + 500 }, (_, i) => ({
+        id: `r${i}`,
+        n: i / 4,
+        ok: i % 3 === 0,
+        tags: i % 5 ? ['a', `t${i % 7}`] : null,
+        owner: i % 4 ? { name: `p${i % 11}`, since: 2020 + (i % 6) } : undefined,
+      }));
+      const pages: Array<Array<Record<string, unknown>>> = [];
+      for (let i = 0; i < early.length; i += 100) pages.push(early.slice(i, i + 100));
+      pages.push(
+        [{ id: 'x1', n: 'many', extra: true }],
+        [{ id: 'x2', n: 7, ok: false, owner: { name: 'q' } }],
+      );
+      const { rows, files } = writeAsPagesArrive(file, JSON.parse(JSON.stringify(pages)));
+      expect(rows).toBe(early.length + 2);
+      expect(files).toEqual(['items.parquet.early', 'items.parquet.late.ndjson']);
       const back = read(file);
       expect(back.columns.map((c) => [c.name, c.type, c.convertedType])).toEqual([
         ['id', 'BYTE_ARRAY', 'UTF8'],
         ['n', 'BYTE_ARRAY', 'JSON'],
+        ['ok', 'BOOLEAN', null],
+        ['tags', 'BYTE_ARRAY', 'JSON'],
+        ['owner', 'BYTE_ARRAY', 'JSON'],
         ['extra', 'BOOLEAN', null],
       ]);
-      // The reader parses a JSON column: each value comes back as the record had it (stored as `1` and `"two"`).
-      expect(back.rows).toEqual([
-        { id: 'a', n: 1, extra: null },
-        { id: 'b', n: 'two', extra: true },
-      ]);
+      // The reader parses JSON columns: each value back as the record had it, an absent field empty.
+      const columns = ['id', 'n', 'ok', 'tags', 'owner', 'extra'];
+      const want = pages.flat().map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null])));
+      expect(back.rows).toEqual(want);
+      expect(back.rowGroups).toBe(Math.ceil(rows / ROW_GROUP));
       expect(readdirSync(dir)).toEqual(['items.parquet']); // nothing of the first attempt left
     } finally {
       rmSync(dir, { recursive: true, force: true });
