@@ -89,7 +89,7 @@ export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink 
  */
 export function tracedSink(sink: ChangeSink): ChangeSink {
   const fields = { sink: sink.description };
-  const { flush, drop } = sink;
+  const { flush, drop, close } = sink;
   return {
     description: sink.description,
     ...(flush
@@ -99,6 +99,7 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         }
       : {}),
     ...(drop ? { drop: (runId: string, stream: string) => drop.call(sink, runId, stream) } : {}),
+    ...(close ? { close: () => close.call(sink) } : {}),
     write: (batch, options) =>
       inSpan(
         'sink write',
@@ -121,7 +122,6 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         { ...fields, runId: manifest.runId, outcome: manifest.ok ? 'succeeded' : 'failed' },
         () => sink.finish(manifest),
       ),
-    close: async () => sink.close?.(),
   };
 }
 

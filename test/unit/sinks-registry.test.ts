@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../shared/config';
-import { parseSinks, SINKS, sinkModule } from '../../shared/sinks';
+import { MultiSink, parseSinks, SINKS, sinkModule, tracedSink, type ChangeSink } from '../../shared/sinks';
 
 /** The sink registry: one object per sink family, and everything else reads it. */
 describe('sink registry', () => {
@@ -37,8 +37,18 @@ describe('sink registry', () => {
         downstreamWebhookUrl: 'https://example.org/in',
       };
       const context = { config, secrets: { get: async () => 'whsec_eA==' }, cwd: dir };
-      for (const spec of parseSinks(entries, all).specs)
-        expect(sinkModule(spec.kind)?.create(spec, context).description).toEqual(expect.any(String));
+      for (const spec of parseSinks(entries, all).specs) {
+        const sink = sinkModule(spec.kind)?.create(spec, context) as ChangeSink;
+        expect(sink.description).toEqual(expect.any(String));
+        // What the host and several sinks wrap it in pass on every part of the contract it has (a lost `flush` lost
+        // pages): the ChangeSink methods, listed here as shared/sinks/types.ts declares them.
+        const has = (s: ChangeSink) =>
+          (['write', 'flush', 'drop', 'endStream', 'finish', 'close'] as const).filter(
+            (m) => typeof s[m] === 'function',
+          );
+        expect([spec.kind, has(tracedSink(sink))]).toEqual([spec.kind, has(sink)]);
+        expect(has(new MultiSink([sink]))).toEqual(expect.arrayContaining(has(sink)));
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
