@@ -52,17 +52,21 @@ export async function writeExportStream(
   const dir = parquet ? await mkdtemp(join(tmpdir(), 'ti-export-parquet-')) : undefined;
   const file = dir && join(dir, `${stream.name}.parquet`);
   const parquetFile = file ? new (parquetWriter().ParquetOfRecords)(file) : undefined;
-  const pages = () =>
-    prefetch(paginate(graphql, stream, { pageSize: stream.pageSize, abortSignal: options.abortSignal }));
+  // The stream's pages as they arrive, counted, with `onPage` once each has been taken in.
+  async function* pages() {
+    for await (const page of prefetch(
+      paginate(graphql, stream, { pageSize: stream.pageSize, abortSignal: options.abortSignal }),
+    )) {
+      records += page.records.length;
+      yield page.records;
+      options.onPage?.(records);
+    }
+  }
   async function* text() {
     const format = options.format as TextFormat;
     const encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : []);
     yield encoder.start();
-    for await (const page of pages()) {
-      records += page.records.length;
-      yield encoder.page(page.records);
-      options.onPage?.(records);
-    }
+    for await (const page of pages()) yield encoder.page(page);
     yield encoder.end();
   }
   async function* measure(source: AsyncIterable<Buffer | string>) {
@@ -77,11 +81,7 @@ export async function writeExportStream(
   try {
     let source: AsyncIterable<Buffer | string> | (() => AsyncGenerator<string>) = text;
     if (file && parquetFile) {
-      for await (const page of pages()) {
-        records += page.records.length;
-        await parquetFile.page(page.records);
-        options.onPage?.(records);
-      }
+      for await (const page of pages()) await parquetFile.page(page);
       await parquetFile.finish();
       source = createReadStream(file);
     }

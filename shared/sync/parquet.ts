@@ -231,6 +231,12 @@ export async function writeParquet<T>(
  * NDJSON's. With records of one shape — most collections — the file is done when the last page is, and no page is
  * ever serialised a second time.
  */
+/** An export's rows are its records, with no leading columns. */
+const RECORDS: { leading: LeadingColumn<unknown>[]; recordOf: (r: unknown) => unknown } = {
+  leading: [],
+  recordOf: (r) => r,
+};
+
 export class ParquetOfRecords {
   private readonly learner = new ColumnLearner();
   private early?: ParquetRows<unknown>;
@@ -252,8 +258,7 @@ export class ParquetOfRecords {
     if (!records.length) return;
     if (!this.late) {
       const columns = this.learner.columns();
-      if (!this.early)
-        this.early = new ParquetRows(this.earlyPath, columns, { leading: [], recordOf: (r) => r });
+      this.early ??= new ParquetRows(this.earlyPath, columns, RECORDS);
       if (sameColumns(this.early.columns, columns)) return this.early.add(records);
       this.early.finish(); // readable from here on: its rows are read back by `finish`
       this.late = true;
@@ -268,8 +273,7 @@ export class ParquetOfRecords {
     const columns = this.learner.columns();
     try {
       if (!this.late) {
-        const early =
-          this.early ?? new ParquetRows(this.earlyPath, columns, { leading: [], recordOf: (r) => r });
+        const early = this.early ?? new ParquetRows(this.earlyPath, columns, RECORDS);
         const rows = early.finish();
         await rename(this.earlyPath, this.file);
         return rows;
@@ -281,7 +285,7 @@ export class ParquetOfRecords {
           yield* jsonPages<unknown>(linesOf(createReadStream(latePath, { encoding: 'utf8' })));
         },
         this.file,
-        { leading: [], recordOf: (r) => r, columns },
+        { ...RECORDS, columns },
       );
     } finally {
       await Promise.all([rm(this.earlyPath, { force: true }), rm(this.latePath, { force: true })]);
