@@ -129,8 +129,9 @@ export class FileSyncStateStore implements SyncStateStore {
       if (enoent(err)) return undefined;
       throw err;
     }
-    // Closed when the stream ends or its reader stops early.
-    return handle.createReadStream({ highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>;
+    // Closed when the stream ends or its reader stops early. Chunks of 256 KiB: with 1 MiB ones, read back at the end
+    // of a pass of 1 M records, 8–11 MB of read chunks were garbage not yet collected at the peak; 4–7 MB with these.
+    return handle.createReadStream({ highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>;
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {

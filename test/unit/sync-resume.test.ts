@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../shared/config';
 import { ConfigError, UpstreamError } from '../../shared/errors';
@@ -58,6 +59,27 @@ describe('checkpoint log', () => {
       expect((await all(logEntries(chunks(log(), size)))).equals(entriesOf(['a', 'b', 'c']))).toBe(true);
     },
   );
+
+  it('reads the same records and entries however the log is cut into chunks', async () => {
+    const whole = log();
+    const expected = entriesOf(['a', 'b', 'c']);
+    // Cuts anywhere: inside a length prefix, inside the JSON, inside the entries, several in one record.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: whole.length - 1 }), { maxLength: 12 }),
+        async (cuts) => {
+          const at = [0, ...[...cuts].sort((a, b) => a - b), whole.length];
+          const pieces = async function* () {
+            for (let i = 1; i < at.length; i++) yield whole.subarray(at[i - 1], at[i]);
+          };
+          const cp = await decodeCheckpoint(pieces());
+          expect(cp).toMatchObject({ page: 2, cursor: 'c2', listingDone: true, changedPages: [1] });
+          expect((await all(logEntries(pieces()))).equals(expected)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 
   it('ignores a torn last record (the process died mid-append) and reads nothing without a start', async () => {
     const whole = log();
