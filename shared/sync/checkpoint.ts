@@ -99,25 +99,19 @@ export async function* logRecords(
   let need = 8; // bytes the record being carried needs: its length prefix, then the whole record
   for await (const chunk of log) {
     let at = 0;
-    if (carried) {
-      const take = Math.min(need - carried, chunk.length);
-      carry.push(chunk.subarray(0, take));
+    // The record carried from the chunks before: its length prefix first, then as much as that prefix says.
+    while (carried) {
+      const take = Math.min(need - carried, chunk.length - at);
+      carry.push(chunk.subarray(at, at + take));
       carried += take;
-      at = take;
-      if (carried < need) continue;
-      let joined = Buffer.concat(carry, carried);
-      if (need === 8) {
-        // Only the length prefix was whole: now the record's size is known.
-        need = 4 + joined.readUInt32BE(0);
-        if (need > 8) {
-          carry = [joined];
-          const more = Math.min(need - carried, chunk.length - at);
-          carry.push(chunk.subarray(at, at + more));
-          carried += more;
-          at += more;
-          if (carried < need) continue;
-          joined = Buffer.concat(carry, carried);
-        }
+      at += take;
+      if (carried < need) break; // this chunk is used up: the record goes on in the next
+      const joined = Buffer.concat(carry, carried);
+      const size = 4 + joined.readUInt32BE(0);
+      if (size > carried) {
+        carry = [joined]; // only the length prefix was whole
+        need = size;
+        continue;
       }
       carry = [];
       carried = 0;
@@ -125,6 +119,7 @@ export async function* logRecords(
       if (!parsed) return;
       yield parsed;
     }
+    if (carried) continue;
     for (;;) {
       if (at + 8 > chunk.length) break;
       const end = at + 4 + chunk.readUInt32BE(at);
