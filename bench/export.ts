@@ -93,6 +93,11 @@ export async function exportBench(): Promise<Record<string, unknown>> {
     // Against the raw reader of the same pages in the same run: median of the rounds' ratios (interleaved).
     csvRatio100k: round(median(ratios(exported))),
     parquetRatio100k: round(median(ratios(parquet))),
+    // Each round's own ratio, in order: how far one round is from the median.
+    roundRatios: {
+      csv: ratios(exported).map((x) => round(x)),
+      parquet: ratios(parquet).map((x) => round(x)),
+    },
     ratioGoal: '>= 0.85 for gzipped CSV and for Parquet',
   };
 }
