@@ -110,7 +110,7 @@ export const ERRORS = {
   outcome_unknown: {
     title: 'Outcome unknown',
     action:
-      'The host stopped while this item was being sent, so it may or may not have been applied; it is never sent again by itself: check it in the tenant and post it again if needed.',
+      'The host stopped while this item was being sent or about to be, so it may or may not have been applied; it is never sent again by itself: check it in the tenant and post it again if needed.',
   },
   admin_wait_expired: {
     title: 'No admin signed in in time',

@@ -33,7 +33,7 @@ export function countsOf(total: number, items: Iterable<{ state: ItemState }>): 
 }
 
 const UNKNOWN_MESSAGE =
-  'the host stopped while this item was being sent: it may or may not have been applied, and is not sent again';
+  'the host stopped while this item was being sent or about to be: it may or may not have been applied, and is not sent again';
 
 /** The items of a window left by a stopped host that have no outcome: they may have reached the tenant. */
 function stranded({ outcomes, window }: ImportProgress, total: number): ItemOutcome[] {
