@@ -277,8 +277,9 @@ describe('postgres sink on the local host', () => {
       },
     });
     try {
-      // Slow pages, so the kill comes mid-run.
-      await stack.sb.hook('faults', { route: 'graphql', delayMs: 400, count: 10 });
+      // Every page slow until the kill, so it comes mid-run however late the poll below sees two pages stored (with
+      // ten slow ones, a loaded machine once saw the run finish first: nothing was left to resume).
+      await stack.sb.hook('faults', { route: 'graphql', delayMs: 400, count: 1000 });
       expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
       await eventually(
         async () =>
@@ -292,6 +293,7 @@ describe('postgres sink on the local host', () => {
         'a few pages applied',
       );
       await stack.restart({ kill: true });
+      await stack.sb.hook('faults/clear');
       // The timer would resume it; here a person does.
       const finished = await eventually(
         async () => {
