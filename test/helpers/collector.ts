@@ -126,7 +126,9 @@ export async function startCollector() {
     const spans: ReceivedSpan[] = [];
     const logs: ReceivedLog[] = [];
     const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    for (const line of text.split('\n').filter(Boolean)) {
+    // Whole lines only: the collector may be writing the last one as we read (a line is one batch, ended by \n).
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    for (const line of complete.split('\n').filter(Boolean)) {
       const batch = JSON.parse(line) as {
         resourceSpans?: Array<{
           resource?: { attributes?: KeyValue[] };
