@@ -142,24 +142,20 @@ export async function syncBench(): Promise<Record<string, unknown>> {
     const large = await atSize(1_000_000, 3, azurite.connectionString);
     const rounds = small.rounds;
     const bigRounds = large.rounds;
-    // Each sink's peak RSS per size: the median of its runs (every run is in sinkPeakRssMbRuns).
-    const sinks = Object.fromEntries(
-      (['dir', 'blob'] as const).map((k) => [
-        k,
-        { '100k': round(median(small.sinks[k]), 1), '1M': round(median(large.sinks[k]), 1) },
-      ]),
-    );
     const sinkRuns = Object.fromEntries(
       (['dir', 'blob'] as const).map((k) => [
         k,
         { '100k': small.sinks[k].map((x) => round(x, 1)), '1M': large.sinks[k].map((x) => round(x, 1)) },
       ]),
     );
-    const roundRatios = (pick: (r: Round) => Measure, of = rounds) =>
-      of.map((r) => round(rate(pick(r)) / rate(r.raw)));
+    // Each sink's peak RSS per size: the median of its runs.
+    const sinks = Object.fromEntries(
+      Object.entries(sinkRuns).map(([k, v]) => [k, { '100k': median(v['100k']), '1M': median(v['1M']) }]),
+    );
     // Each round's ratio against its own raw loop, then the median: drift on this shared machine hits both alike.
-    const ratio = (pick: (r: Round) => Measure, of = rounds) =>
-      round(median(of.map((r) => rate(pick(r)) / rate(r.raw))));
+    const roundRatios = (pick: (r: Round) => Measure, of = rounds) =>
+      of.map((r) => rate(pick(r)) / rate(r.raw));
+    const ratio = (pick: (r: Round) => Measure, of = rounds) => round(median(roundRatios(pick, of)));
     const rss = (pick: (r: Round) => Measure, of = rounds) =>
       round(median(of.map((r) => pick(r).peakRssMb)), 1);
     const incremental = (of: Round[]) => ({
@@ -182,10 +178,10 @@ export async function syncBench(): Promise<Record<string, unknown>> {
       ratio1MFullPass: ratio((r) => r.full, bigRounds),
       // Each round's own ratio, in order: how far one round is from the median.
       roundRatios: {
-        first100k: roundRatios((r) => r.first),
-        fullPass100k: roundRatios((r) => r.full),
-        first1M: roundRatios((r) => r.first, bigRounds),
-        fullPass1M: roundRatios((r) => r.full, bigRounds),
+        first100k: roundRatios((r) => r.first).map((x) => round(x)),
+        fullPass100k: roundRatios((r) => r.full).map((x) => round(x)),
+        first1M: roundRatios((r) => r.first, bigRounds).map((x) => round(x)),
+        fullPass1M: roundRatios((r) => r.full, bigRounds).map((x) => round(x)),
       },
       incremental100k: incremental(rounds),
       incremental1M: incremental(bigRounds),
