@@ -81,6 +81,11 @@ export const ERRORS = {
     action:
       'Check AzureWebJobsStorage and that the app’s identity has Storage Blob and Table Data Contributor; the next run resumes from its checkpoints.',
   },
+  storage_block_limit: {
+    title: 'A blob reached its block limit',
+    action:
+      'A pass of the stream named in the message wrote more than Blob Storage’s 50 000 blocks to one blob (its checkpoint log takes one per page, the blob sink’s file one per page with changes): raise the stream’s pageSize (at most 1 000) in SYNC_STREAMS_FILE — the next run reads the stream over with it.',
+  },
   // Where runs deliver.
   sink_rejected: {
     title: 'Sink refused a record',
@@ -223,13 +228,21 @@ export function bounded(text: string, max = 2_000): string {
     : `${text.slice(0, max - 40)}… (${text.length - max + 40} more characters)`;
 }
 
-/** The code of any error: its own when it is one of ours, `storage_unavailable` for an Azure Storage refusal. */
-export const codeOf = (err: unknown): ErrorCode =>
-  err instanceof IntegrationError
-    ? err.code
-    : (err as { name?: unknown } | undefined)?.name === 'RestError'
-      ? 'storage_unavailable'
-      : 'unexpected';
+/** Azure Storage's refusals of one more block for a blob (append blobs, and block lists past 50 000). */
+const BLOCK_LIMIT_CODES = new Set(['BlockCountExceedsLimit', 'BlockListTooLong']);
+
+/**
+ * The code of any error: its own when it is one of ours; for an Azure Storage refusal `storage_block_limit` when a
+ * blob is full (retrying cannot help), else `storage_unavailable`.
+ */
+export const codeOf = (err: unknown): ErrorCode => {
+  if (err instanceof IntegrationError) return err.code;
+  const e = err as { name?: unknown; code?: unknown } | undefined;
+  if (e?.name !== 'RestError') return 'unexpected';
+  return typeof e.code === 'string' && BLOCK_LIMIT_CODES.has(e.code)
+    ? 'storage_block_limit'
+    : 'storage_unavailable';
+};
 
 /**
  * The few error classes of the app. Each has a stable `code`, the HTTP status where one fits, and keeps

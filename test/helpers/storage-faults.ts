@@ -20,6 +20,8 @@ export interface StorageFault {
   times?: number;
   /** Only requests whose body matches (the proxy reads the body first): one write among many to the same path. */
   body?: RegExp;
+  /** The storage error code answered (default AuthorizationFailure), e.g. BlockCountExceedsLimit with 409. */
+  code?: string;
 }
 
 export async function storageFaultProxy(azurite: RunningAzurite) {
@@ -48,12 +50,10 @@ export async function storageFaultProxy(azurite: RunningAzurite) {
         if (fault.times !== undefined) fault.times--;
         refused.push(`${req.method} ${path}`);
         if (!body) req.resume();
-        res.writeHead(fault.status ?? 403, {
-          'content-type': 'application/xml',
-          'x-ms-error-code': 'AuthorizationFailure',
-        });
+        const code = fault.code ?? 'AuthorizationFailure';
+        res.writeHead(fault.status ?? 403, { 'content-type': 'application/xml', 'x-ms-error-code': code });
         res.end(
-          '<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthorizationFailure</Code><Message>Refused by the test</Message></Error>',
+          `<?xml version="1.0" encoding="utf-8"?><Error><Code>${code}</Code><Message>Refused by the test</Message></Error>`,
         );
         return;
       }

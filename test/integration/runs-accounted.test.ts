@@ -92,6 +92,27 @@ describe('every run accounted for', () => {
     expect(await alertRecord('sync run failed', failed.id)).toMatchObject({ code: 'storage_unavailable' });
   });
 
+  it('a checkpoint log at Blob Storage’s block limit: failed with the action that fixes it (the page size), not a storage outage', async () => {
+    // What Blob Storage answers the 50 001st append to an append blob; a pass appends one block per page.
+    stack.storage?.refuse({
+      method: 'PUT',
+      path: /\/sync-state\/acme\/\w+\.checkpoint$/,
+      body: /"kind":"page"/,
+      status: 409,
+      code: 'BlockCountExceedsLimit',
+      times: 1,
+    });
+    const failed = await syncNow();
+    expect(failed).toMatchObject({
+      outcome: 'failed',
+      error: { code: 'storage_block_limit', action: ERRORS.storage_block_limit.action },
+    });
+    expect(failed.error?.action).toMatch(/pageSize/);
+    expect(await alertRecord('sync run failed', failed.id)).toMatchObject({ code: 'storage_block_limit' });
+    // Refused once here; a real full log would refuse again until the page size is raised.
+    expect(await syncNow()).toMatchObject({ id: failed.id, trigger: 'resumed', outcome: 'succeeded' });
+  });
+
   it('finish refused by storage: failed with the action; the next run resumes it and keeps why it stopped', async () => {
     stack.storage?.refuse({ method: 'DELETE', path: /\/sync-state\/acme\/\w+\.checkpoint$/, times: 1 });
     const failed = await syncNow();
