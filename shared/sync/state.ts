@@ -193,20 +193,41 @@ export class FileSyncStateStore implements SyncStateStore {
   }
 }
 
-// One append per page, so an append blob's 50 000-block limit caps a pass at 50 000 pages (5 M records at
-// page size 100); a page's record rarely nears the 4 MiB block limit, but is split if it does.
+// A page's record rarely nears the 4 MiB block limit, but is split if it does.
 const APPEND_BLOCK_MAX = 4 * 1024 * 1024;
+/** What an append blob holds: the log goes on in a next segment when one is full. */
+export const APPEND_BLOB_BLOCKS = 50_000;
 
 /**
  * Azure Storage (Azurite locally), container `sync-state`: `{tenant}/{stream}.snapshot` (block blob, one
- * upload per run), `{tenant}/{stream}.checkpoint` (append blob, one append per page), `{tenant}/run.json`.
+ * upload per run), `{tenant}/{stream}.checkpoint` (append blob, one append per page; past 50 000 appends the log
+ * goes on in `….checkpoint.1`, `….checkpoint.2`, read in that order), `{tenant}/run.json`.
  */
 export class BlobSyncStateStore implements SyncStateStore {
   readonly description = 'blob container sync-state';
   private readonly container: () => Promise<ContainerClient>;
+  private readonly blocksPerSegment: number;
+  /** Per checkpoint log this process appends to: its last segment and the blocks in it. */
+  private readonly segments = new Map<string, { index: number; blocks: number }>();
 
-  constructor(service: BlobServiceClient) {
+  constructor(service: BlobServiceClient, options: { blocksPerSegment?: number } = {}) {
     this.container = lazyContainer(service, 'sync-state');
+    this.blocksPerSegment = options.blocksPerSegment ?? APPEND_BLOB_BLOCKS;
+  }
+
+  /** The log's segments that exist, in order: `base` itself, then `base.1`, `base.2`, … */
+  private async segmentsOf(base: string): Promise<Array<{ index: number; name: string }>> {
+    const found: Array<{ index: number; name: string }> = [];
+    for await (const item of (await this.container()).listBlobsFlat({ prefix: base })) {
+      const index =
+        item.name === base ? 0 : Number(/^\.(\d+)$/.exec(item.name.slice(base.length))?.[1] ?? -1);
+      if (index >= 0) found.push({ index, name: item.name });
+    }
+    return found.sort((a, b) => a.index - b.index);
+  }
+
+  private static segmentName(base: string, index: number) {
+    return index === 0 ? base : `${base}.${index}`;
   }
 
   private name(tenant: string, leaf: string) {
@@ -235,28 +256,63 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   async readCheckpoint(tenant: string, stream: string) {
-    const blob = (await this.container()).getBlobClient(this.name(tenant, checkpointLeaf(stream)));
-    try {
-      // The SDK's download body resumes by itself after a dropped connection.
-      return (await blob.download()).readableStreamBody as AsyncIterable<Buffer> | undefined;
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
-      throw err;
-    }
+    const base = this.name(tenant, checkpointLeaf(stream));
+    // A slice begins by reading the log: another instance may have appended since this one last did, so the next
+    // append here looks for the last segment again.
+    this.segments.delete(base);
+    const segments = await this.segmentsOf(base);
+    if (!segments.length) return undefined;
+    const container = await this.container();
+    return (async function* () {
+      // One log: a record split over two segments reads whole. The SDK's download body resumes by itself after a
+      // dropped connection.
+      for (const { name } of segments) {
+        const body = (await container.getBlobClient(name).download()).readableStreamBody;
+        if (body) yield* body as AsyncIterable<Buffer>;
+      }
+    })();
   }
 
   async appendCheckpoint(tenant: string, stream: string, record: Buffer, options: { create?: boolean } = {}) {
-    const blob = (await this.container()).getAppendBlobClient(this.name(tenant, checkpointLeaf(stream)));
-    if (options.create) await blob.create();
+    const base = this.name(tenant, checkpointLeaf(stream));
+    const container = await this.container();
+    if (options.create) {
+      // The later segments of an older log go first, last one first: stopped half-way, what is left is the start of
+      // that log, which reads as an older point of it.
+      for (const { index, name } of (await this.segmentsOf(base)).reverse())
+        if (index > 0) await container.getBlobClient(name).deleteIfExists();
+      await container.getAppendBlobClient(base).create();
+      this.segments.set(base, { index: 0, blocks: 0 });
+    }
+    let at = this.segments.get(base);
+    if (!at) {
+      // First append of this process to a log it did not start: its last segment and how full it is.
+      const last = (await this.segmentsOf(base)).at(-1) ?? { index: 0, name: base };
+      const properties = await container.getBlobClient(last.name).getProperties();
+      at = { index: last.index, blocks: properties.blobCommittedBlockCount ?? 0 };
+      this.segments.set(base, at);
+    }
     // A torn record (a split append interrupted) is ignored when the log is read.
-    for (let at = 0; at < record.length; at += APPEND_BLOCK_MAX) {
-      const part = record.subarray(at, at + APPEND_BLOCK_MAX);
-      await blob.appendBlock(part, part.length);
+    for (let offset = 0; offset < record.length; offset += APPEND_BLOCK_MAX) {
+      const part = record.subarray(offset, offset + APPEND_BLOCK_MAX);
+      if (at.blocks >= this.blocksPerSegment) {
+        at.index++;
+        at.blocks = 0;
+        await container.getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index)).create();
+      }
+      const answer = await container
+        .getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index))
+        .appendBlock(part, part.length);
+      at.blocks = answer.blobCommittedBlockCount ?? at.blocks + 1;
     }
   }
 
   async clearCheckpoint(tenant: string, stream: string) {
-    await (await this.container()).getBlobClient(this.name(tenant, checkpointLeaf(stream))).deleteIfExists();
+    const base = this.name(tenant, checkpointLeaf(stream));
+    const container = await this.container();
+    for (const { name } of (await this.segmentsOf(base)).reverse())
+      await container.getBlobClient(name).deleteIfExists();
+    this.segments.delete(base);
   }
 
   async readRun(tenant: string) {

@@ -8,7 +8,9 @@ import type { Change } from '../../shared/sync/changes';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink, tracedSink, type ChangeSink } from '../../shared/sinks';
 import { decodeCheckpoint } from '../../shared/sync/checkpoint';
-import { FileSyncStateStore } from '../../shared/sync/state';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { startAzurite } from '../../cli/azurite';
+import { BlobSyncStateStore, FileSyncStateStore } from '../../shared/sync/state';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
@@ -229,6 +231,67 @@ describe('sync run against the sandbox', () => {
     expect(all.filter((c) => c.kind === 'updated')).toHaveLength(100);
     expect(all.filter((c) => c.kind === 'deleted')).toHaveLength(5);
     await a.cleanup();
+  });
+
+  it('a checkpoint log past its blob’s block limit goes on in the next blob: a run stopped there resumes in another process, nothing twice, and the next run finds nothing new', async () => {
+    const azurite = await startAzurite();
+    const a = await accessFixture(sb);
+    try {
+      const service = BlobServiceClient.fromConnectionString(azurite.connectionString);
+      // Three blocks a blob instead of Blob Storage's 50 000: twelve pages of ten make a log of five blobs.
+      const store = () => new BlobSyncStateStore(service, { blocksPerSegment: 3 });
+      const [builtIn] = resolveStreams({ select: ['controls'] });
+      const controls = { ...builtIn, pageSize: 10 };
+      const segments = async () => {
+        const names: string[] = [];
+        for await (const b of service
+          .getContainerClient('sync-state')
+          .listBlobsFlat({ prefix: `${sb.tenant}/controls.checkpoint` }))
+          names.push(b.name);
+        return names;
+      };
+      const seen: Change[] = [];
+      const out = new DirectorySink(join(dir, 'out'));
+      let writes = 0;
+      const flaky: ChangeSink = {
+        description: 'flaky',
+        write: async (batch) => {
+          if (++writes === 8) throw new Error('downstream unavailable');
+          seen.push(...batch.changes);
+          await out.write(batch);
+        },
+        endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
+        finish: (manifest) => out.finish(manifest),
+      };
+      const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state: store(), sink: flaky });
+      expect(failed.ok).toBe(false);
+      expect(seen).toHaveLength(70);
+      // The start record and seven pages: three blobs.
+      expect(await segments()).toEqual([
+        `${sb.tenant}/controls.checkpoint`,
+        `${sb.tenant}/controls.checkpoint.1`,
+        `${sb.tenant}/controls.checkpoint.2`,
+      ]);
+      // Another process (a new store knows nothing of the blobs) resumes after the last delivered page.
+      const retry = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state: store(), sink: out });
+      expect(retry).toMatchObject({ runId: failed.runId, resumed: true, ok: true });
+      const all = await delivered(retry.runId, 'controls');
+      expect(all.slice(0, seen.length)).toEqual(seen);
+      expect(all.filter((c) => c.kind === 'created')).toHaveLength(120);
+      expect(new Set(all.map((c) => c.id)).size).toBe(120);
+      // A complete run clears every blob of its log; the snapshot it stored (read back from all of them) is whole.
+      expect(await segments()).toEqual([]);
+      const again = await syncAll(a.graphql, [controls], {
+        tenant: sb.tenant,
+        state: store(),
+        sink: out,
+        fullPass: true,
+      });
+      expect(again.streams[0].counts).toMatchObject({ read: 120, created: 0, updated: 0, deleted: 0 });
+    } finally {
+      await a.cleanup();
+      await azurite.stop();
+    }
   });
 
   it('through the traced sink the host uses, a page a sink holds is checkpointed only once the sink has stored it', async () => {
