@@ -84,7 +84,7 @@ export const ERRORS = {
   storage_block_limit: {
     title: 'A blob reached its block limit',
     action:
-      'A pass of the stream named in the message wrote more than Blob Storage’s 50 000 blocks to one blob (its checkpoint log takes one per page, the blob sink’s file one per page with changes): raise the stream’s pageSize (at most 1 000) in SYNC_STREAMS_FILE — the next run reads the stream over with it.',
+      'The blob sink’s file of the stream named in the message would hold more than Blob Storage’s 50 000 blocks (one per page with changes): raise the stream’s pageSize (at most 1 000) in SYNC_STREAMS_FILE, then start the run over (`tenant-integrations sync --full` with the app’s settings).',
   },
   // Where runs deliver.
   sink_rejected: {

@@ -92,14 +92,15 @@ describe('every run accounted for', () => {
     expect(await alertRecord('sync run failed', failed.id)).toMatchObject({ code: 'storage_unavailable' });
   });
 
-  it('a checkpoint log at Blob Storage’s block limit: failed with the action that fixes it (the page size), not a storage outage', async () => {
-    // What Blob Storage answers the 50 001st append to an append blob; a pass appends one block per page.
+  it('a blob sink file past Blob Storage’s block limit: failed with the action that fixes it (the page size), not a storage outage', async () => {
+    // What Blob Storage answers a block list of more than 50 000 blocks; the blob sink stages one per page with changes.
+    await stack.sb.hook('data/mutate', { collection: 'controls', creates: 0, updates: 5, deletes: 0 });
     stack.storage?.refuse({
       method: 'PUT',
-      path: /\/sync-state\/acme\/\w+\.checkpoint$/,
-      body: /"kind":"page"/,
-      status: 409,
-      code: 'BlockCountExceedsLimit',
+      path: /\/sync-changes\/acme\/[^/]+\/\w+\.ndjson\.gz$/,
+      body: /<BlockList>/,
+      status: 400,
+      code: 'BlockListTooLong',
       times: 1,
     });
     const failed = await syncNow();
@@ -109,7 +110,7 @@ describe('every run accounted for', () => {
     });
     expect(failed.error?.action).toMatch(/pageSize/);
     expect(await alertRecord('sync run failed', failed.id)).toMatchObject({ code: 'storage_block_limit' });
-    // Refused once here; a real full log would refuse again until the page size is raised.
+    // Refused once here; a real file that long would be refused again until the page size is raised.
     expect(await syncNow()).toMatchObject({ id: failed.id, trigger: 'resumed', outcome: 'succeeded' });
   });
 
