@@ -41,6 +41,23 @@ const delivered = async (runId: string, stream: string): Promise<Change[]> => {
   }
 };
 
+/** The folder sink `out` behind a sink whose `failAt`-th write fails; what it took before is in `seen`. */
+function failingAt(failAt: number, out: DirectorySink) {
+  const seen: Change[] = [];
+  let writes = 0;
+  const sink: ChangeSink = {
+    description: 'flaky',
+    write: async (batch) => {
+      if (++writes === failAt) throw new Error('downstream unavailable');
+      seen.push(...batch.changes);
+      await out.write(batch);
+    },
+    endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
+    finish: (manifest) => out.finish(manifest),
+  };
+  return { sink, seen };
+}
+
 describe('sync run against the sandbox', () => {
   it('full run creates everything; after data/mutate an incremental pass delivers exactly the creations and updates, the next full pass the deletion; then nothing; one token', async () => {
     const a = await accessFixture(sb);
@@ -188,19 +205,7 @@ describe('sync run against the sandbox', () => {
       sink: new DirectorySink(join(dir, 'base')),
     });
     await sb.hook('data/mutate', { collection: 'controls', creates: 0, updates: 100, deletes: 5 });
-    const seen: Change[] = [];
-    const out = new DirectorySink(join(dir, 'out'));
-    let writes = 0;
-    const flaky: ChangeSink = {
-      description: 'flaky',
-      write: async (batch) => {
-        if (++writes === 2) throw new Error('downstream unavailable');
-        seen.push(...batch.changes);
-        await out.write(batch);
-      },
-      endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
-      finish: (manifest) => out.finish(manifest),
-    };
+    const { sink: flaky, seen } = failingAt(2, new DirectorySink(join(dir, 'out')));
     // A full pass (deletions are what this test is about); the resumed run keeps it.
     const failed = await syncAll(a.graphql, [controls], {
       tenant: sb.tenant,
@@ -250,19 +255,8 @@ describe('sync run against the sandbox', () => {
           names.push(b.name);
         return names;
       };
-      const seen: Change[] = [];
       const out = new DirectorySink(join(dir, 'out'));
-      let writes = 0;
-      const flaky: ChangeSink = {
-        description: 'flaky',
-        write: async (batch) => {
-          if (++writes === 8) throw new Error('downstream unavailable');
-          seen.push(...batch.changes);
-          await out.write(batch);
-        },
-        endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
-        finish: (manifest) => out.finish(manifest),
-      };
+      const { sink: flaky, seen } = failingAt(8, out);
       const failed = await syncAll(a.graphql, [controls], { tenant: sb.tenant, state: store(), sink: flaky });
       expect(failed.ok).toBe(false);
       expect(seen).toHaveLength(70);
