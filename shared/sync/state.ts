@@ -292,17 +292,17 @@ export class BlobSyncStateStore implements SyncStateStore {
       at = { index: last.index, blocks: properties.blobCommittedBlockCount ?? 0 };
       this.segments.set(base, at);
     }
+    let log = container.getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index));
     // A torn record (a split append interrupted) is ignored when the log is read.
     for (let offset = 0; offset < record.length; offset += APPEND_BLOCK_MAX) {
       const part = record.subarray(offset, offset + APPEND_BLOCK_MAX);
       if (at.blocks >= this.blocksPerSegment) {
         at.index++;
         at.blocks = 0;
-        await container.getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index)).create();
+        log = container.getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index));
+        await log.create();
       }
-      const answer = await container
-        .getAppendBlobClient(BlobSyncStateStore.segmentName(base, at.index))
-        .appendBlock(part, part.length);
+      const answer = await log.appendBlock(part, part.length);
       at.blocks = answer.blobCommittedBlockCount ?? at.blocks + 1;
     }
   }
