@@ -10,8 +10,8 @@ import { startAzurite } from '../cli/azurite';
  * same pages from the same sandbox (goal ≥ 0.9),
  * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), for a first run, a full pass
  * and an incremental run with 0.1 % of the records changed (goal: reads ≤ 1 %, ≥ 20× faster than the full pass),
- * and through the real dir and blob (Azurite) sinks, a first run and a full pass. The sandbox runs in its own process; every measurement is a
- * fresh process, interleaved so drift hits both alike.
+ * and through the real dir and blob (Azurite) sinks, a first run and a full pass. The sandbox runs in its own
+ * process; every measurement is a fresh process, interleaved so drift hits both alike.
  */
 const DIST = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -72,6 +72,9 @@ async function mutate(sandbox: SandboxInfo, updates: number): Promise<void> {
   if (!res.ok) throw new Error(`data/mutate: HTTP ${res.status}`);
 }
 
+/** The records changed before a full pass or an incremental run: 0.1 % of the sandbox's. */
+const changedOf = (total: number) => Math.max(1, Math.round(total / 1000));
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 const rate = (m: Measure) => m.records / (m.ms / 1000);
@@ -83,7 +86,7 @@ const rate = (m: Measure) => m.records / (m.ms / 1000);
  */
 async function roundOf(sandbox: SandboxInfo, total: number) {
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
-  const changed = Math.max(1, Math.round(total / 1000));
+  const changed = changedOf(total);
   try {
     const raw = await measure('raw', sandbox);
     const first = await measure('sync', sandbox, { stateDir });
@@ -110,7 +113,7 @@ async function throughSink(sandbox: SandboxInfo, total: number, sink: Sink, blob
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
   try {
     const first = await measure('sync', sandbox, { stateDir, sink, blobConnectionString });
-    await mutate(sandbox, Math.max(1, Math.round(total / 1000)));
+    await mutate(sandbox, changedOf(total));
     const full = await measure('sync', sandbox, { stateDir, sink, blobConnectionString, fullPass: true });
     if (full.pass !== 'full') throw new Error(`the ${sink} sink's second pass was ${full.pass}`);
     return { first: first.peakRssMb, full: full.peakRssMb };
@@ -119,10 +122,10 @@ async function throughSink(sandbox: SandboxInfo, total: number, sink: Sink, blob
   }
 }
 
-/** First syncs through each real sink per size: one process's peak moved by ~40 MB between runs (docs/benchmarks.md). */
+/** Runs through each real sink per size: one process's peak moved by ~40 MB between runs (docs/benchmarks.md). */
 const SINK_RUNS = 3;
 
-/** `count` rounds and SINK_RUNS first syncs through each real sink, against one sandbox of `total` records. */
+/** `count` rounds and SINK_RUNS runs through each real sink (`throughSink`), against one sandbox of `total` records. */
 async function atSize(total: number, count: number, blobConnectionString: string) {
   const sandbox = await startSandboxProcess(total);
   try {
