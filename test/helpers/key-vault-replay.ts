@@ -93,6 +93,9 @@ export async function keyVaultReplay() {
     ],
   });
   let script: Exchange[] = [];
+  // A refusal that stands until the operator fixes it (a missing role, a disabled secret) answers every matching
+  // request, however many of the app's streams ask and in whatever order; the script comes first.
+  let standing: Exchange | undefined;
   const served: string[] = [];
   const mismatches: string[] = [];
   const resource = resourceOf(recorded.challenge);
@@ -124,7 +127,7 @@ export async function keyVaultReplay() {
         answer(res, { status: 400, body: { error: { code: 'ReplayMismatch', message: why } } });
       };
       if (aud !== resource) return refuse(`token for "${aud}", not for the challenge's resource ${resource}`);
-      const next = script.shift();
+      const next = script.shift() ?? standing;
       if (!next) return refuse(`unscripted ${req.method} ${url.pathname}`);
       const text = Buffer.concat(chunks).toString('utf8');
       const body = text ? JSON.parse(text) : null;
@@ -161,6 +164,12 @@ export async function keyVaultReplay() {
     /** The requests the vault expects next, in order, with their recorded answers. */
     expect: (...exchanges: Exchange[]) => {
       script = [...exchanges];
+      standing = undefined;
+    },
+    /** Answer every request like this one (after any scripted ones) until the next `expect`: a lasting fault. */
+    always: (exchange: Exchange) => {
+      script = [];
+      standing = exchange;
     },
     /** A documented answer to the recorded `get` request. */
     answering: (exchange: Exchange, response: Answer): Exchange => ({ ...exchange, response }),
