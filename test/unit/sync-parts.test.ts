@@ -6,7 +6,7 @@ import { resolveStreams } from '../../shared/streams';
 import { SANDBOX_STREAMS } from '../../shared/streams/sandbox';
 import { ChangeDetector, changeJson } from '../../shared/sync/changes';
 import { changeIdOf, deletionIdOf, fingerprint, recordJson } from '../../shared/sync/fingerprint';
-import { EntryWriter, Snapshot } from '../../shared/sync/snapshot';
+import { EntryWriter, forEachEntry, Snapshot } from '../../shared/sync/snapshot';
 
 describe('fingerprints', () => {
   const fp = (stream: string, record: { id: string } & Record<string, unknown>) =>
@@ -69,6 +69,26 @@ describe('compact snapshot', () => {
     expect(s.mark(s.find(Buffer.from('b')))).toBe(false);
     expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'c']);
     expect(() => new Snapshot(bytes.subarray(0, 10))).toThrow('truncated');
+  });
+
+  it('what a pass keeps and what it reports are in stored order; an id stored twice counts once', () => {
+    const w = new EntryWriter();
+    for (const id of ['a', 'x', 'b', 'x', 'c', 'd'])
+      w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
+    const s = new Snapshot(w.take());
+    expect(s.count).toBe(6);
+    expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'x', 'b', 'c', 'd']);
+    s.mark(s.find(Buffer.from('b')));
+    s.mark(s.find(Buffer.from('d')));
+    const kept = [...s.unmarkedBytes()];
+    const ids = (b: Buffer) => {
+      const out: string[] = [];
+      forEachEntry(b, (id) => out.push(id.toString()));
+      return out;
+    };
+    // runs of adjacent entries: [a, x], then [c] — b seen, the second x dropped, d seen
+    expect(kept.map(ids)).toEqual([['a', 'x'], ['c']]);
+    expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'x', 'c']);
   });
 
   it('an id the server listed twice in one pass is one record: found, and never reported as deleted', () => {
