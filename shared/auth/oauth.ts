@@ -40,18 +40,19 @@ export async function postForm(
   fields: Record<string, string>,
   options: PostFormOptions = {},
 ): Promise<OAuthReply> {
-  const signal = withTimeout(options.timeoutMs ?? 10_000, options.abortSignal);
   let res: Response;
   let text: string;
   try {
-    res = await (options.fetch ?? fetch)(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(fields),
-      redirect: 'manual',
-      signal,
-    });
-    text = await res.text();
+    ({ res, text } = await withTimeout(options.timeoutMs ?? 10_000, options.abortSignal, async (signal) => {
+      const res = await (options.fetch ?? fetch)(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams(fields),
+        redirect: 'manual',
+        signal,
+      });
+      return { res, text: await res.text() };
+    }));
   } catch {
     if (options.abortSignal?.aborted) throw options.abortSignal.reason;
     return { kind: 'transient', status: 0, retryAfter: null };

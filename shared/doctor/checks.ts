@@ -352,14 +352,14 @@ export async function runDoctor(
   const ctx: DoctorContext = { config, access, passed: new Set() };
   const checks: Check[] = [];
   const run = async (name: string, check: CheckRun) => {
-    const signal = withTimeout(timeoutMs, options.abortSignal);
+    let signal: AbortSignal | undefined;
     let outcome: CheckOutcome;
     try {
-      outcome = await check(ctx, signal);
+      outcome = await withTimeout(timeoutMs, options.abortSignal, (s) => check(ctx, (signal = s)));
     } catch (err) {
       outcome = {
         state: 'fail',
-        found: signal.aborted ? `no answer within ${timeoutMs / 1000} s` : short(err),
+        found: signal?.aborted ? `no answer within ${timeoutMs / 1000} s` : short(err),
         action:
           err instanceof IntegrationError ? undefined : 'See the finding; run again with the fix in place.',
       };
@@ -368,14 +368,16 @@ export async function runDoctor(
     checks.push({ name, ...outcome });
   };
   for (const [name, check] of CHECKS) await run(name, check);
-  const signal = withTimeout(timeoutMs * 3, options.abortSignal);
+  let signal: AbortSignal | undefined;
   try {
-    checks.push(...(await catalogChecks(ctx, signal)));
+    checks.push(
+      ...(await withTimeout(timeoutMs * 3, options.abortSignal, (s) => catalogChecks(ctx, (signal = s)))),
+    );
   } catch (err) {
     checks.push({
       name: 'catalog',
       state: 'fail',
-      found: signal.aborted ? `no answer within ${(timeoutMs * 3) / 1000} s` : short(err),
+      found: signal?.aborted ? `no answer within ${(timeoutMs * 3) / 1000} s` : short(err),
       ...(err instanceof IntegrationError
         ? {}
         : { action: 'See the finding; run again with the fix in place.' }),

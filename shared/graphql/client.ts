@@ -162,10 +162,11 @@ export class TenantGraphqlClient {
         for (;;) {
           const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
           const started = Date.now();
-          const signal = withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal);
           let res: Answer;
           try {
-            res = await this.send(document, name, options.variables, token, signal, options.maxAnswerBytes);
+            res = await withTimeout(options.timeoutMs ?? this.timeoutMs, options.abortSignal, (signal) =>
+              this.send(document, name, options.variables, token, signal, options.maxAnswerBytes),
+            );
           } catch (err) {
             if (options.abortSignal?.aborted) throw options.abortSignal.reason;
             if (err instanceof IntegrationError && err.code === 'response_too_large')

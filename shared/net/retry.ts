@@ -98,10 +98,32 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** One signal that fires on the caller's abort or after `timeoutMs`. */
-export function withTimeout(timeoutMs: number, signal?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+/**
+ * Runs `work` with one signal that fires on the caller's abort or after `timeoutMs`, and lets both go when it
+ * settles. Not `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: its timer and what it holds live out the
+ * whole timeout after the request is done — ~3 KB a request, tens of MB over a pass that asks for a page every few
+ * milliseconds (docs/benchmarks.md, "A timer per request").
+ */
+export async function withTimeout<T>(
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    timeoutMs,
+  );
+  timer.unref();
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 export const isTransientStatus = (status: number) => status === 408 || status === 429 || status >= 500;

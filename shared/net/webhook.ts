@@ -73,18 +73,20 @@ export class SignedPoster {
             let res;
             try {
               // node:http follows no redirects: a 3xx is an answer, and not a success.
-              res = await post(this.url, body, {
-                headers: {
-                  'content-type': 'application/json',
-                  'webhook-id': id,
-                  'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-                  'webhook-signature': signer.sign(id, now, body),
-                },
-                abortSignal: withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal),
-                // The receiver's answer is not read: keep little of it, however long it is.
-                maxBytes: 64 * 1024,
-                beyondMax: 'drop',
-              });
+              res = await withTimeout(this.options.timeoutMs ?? 30_000, options.abortSignal, (abortSignal) =>
+                post(this.url, body, {
+                  headers: {
+                    'content-type': 'application/json',
+                    'webhook-id': id,
+                    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                    'webhook-signature': signer.sign(id, now, body),
+                  },
+                  abortSignal,
+                  // The receiver's answer is not read: keep little of it, however long it is.
+                  maxBytes: 64 * 1024,
+                  beyondMax: 'drop',
+                }),
+              );
             } catch (err) {
               if (options.abortSignal?.aborted) throw err;
               // A destination refused before any connection (see the export callback's address check) is final.

@@ -1,8 +1,10 @@
+import { getEventListeners } from 'node:events';
 import {
   backoffMs,
   retryAfterMs,
   retryDelayMs,
   withRetries,
+  withTimeout,
   type Attempt,
   type TransientFailure,
 } from '../../shared/net/retry';
@@ -93,5 +95,41 @@ describe('withRetries', () => {
     });
     controller.abort(new Error('stopped by the caller'));
     await expect(pending).rejects.toThrow('stopped by the caller');
+  });
+});
+
+describe("a request's timeout", () => {
+  /** Work that ends only when its signal fires, as a request does. */
+  const never = (signal: AbortSignal) =>
+    new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener('abort', () => reject(signal.reason));
+    });
+
+  it('aborts the work with a TimeoutError when it takes too long', async () => {
+    await expect(withTimeout(20, undefined, never)).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it("passes the caller's abort on, with the caller's reason, also when it came before", async () => {
+    const caller = new AbortController();
+    const pending = withTimeout(60_000, caller.signal, never);
+    caller.abort(new Error('stopped by the caller'));
+    await expect(pending).rejects.toThrow('stopped by the caller');
+    await expect(withTimeout(60_000, caller.signal, never)).rejects.toThrow('stopped by the caller');
+  });
+
+  it("lets go when the work is done: its signal never fires later, and the caller's signal keeps no listener", async () => {
+    // With AbortSignal.any([caller, AbortSignal.timeout(ms)]) each finished request's signal fired (and was held)
+    // until its timeout: ~3 KB a request for 30 s, tens of MB over a long sync pass.
+    const caller = new AbortController();
+    const used: AbortSignal[] = [];
+    for (let i = 0; i < 3; i++)
+      expect(await withTimeout(30, caller.signal, async (signal) => (used.push(signal), i))).toBe(i);
+    await expect(
+      withTimeout(30, caller.signal, async () => Promise.reject(new Error('refused'))),
+    ).rejects.toThrow('refused');
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(used.map((s) => s.aborted)).toEqual([false, false, false]);
   });
 });
