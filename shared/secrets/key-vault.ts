@@ -2,6 +2,7 @@ import type { TokenCredential } from '@azure/identity';
 import type { SecretClient } from '@azure/keyvault-secrets';
 import type { Agent } from 'node:https';
 import { SecretNotFound, SecretStoreError } from '../errors';
+import { withTimeout } from '../net/retry';
 import { inSpan, SpanKind } from '../telemetry';
 import type { SecretStore } from './types';
 
@@ -87,11 +88,6 @@ export class KeyVaultSecretStore implements SecretStore {
     });
   }
 
-  private signal(abortSignal?: AbortSignal): AbortSignal {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    return abortSignal ? AbortSignal.any([abortSignal, timeout]) : timeout;
-  }
-
   get(name: string, options: { abortSignal?: AbortSignal } = {}): Promise<string> {
     return inSpan('secret get', { secretName: name }, () => this.read(name, options), {
       kind: SpanKind.CLIENT,
@@ -101,7 +97,11 @@ export class KeyVaultSecretStore implements SecretStore {
   private async read(name: string, options: { abortSignal?: AbortSignal }): Promise<string> {
     let value: string | undefined;
     try {
-      value = (await this.client.getSecret(name, { abortSignal: this.signal(options.abortSignal) })).value;
+      value = (
+        await withTimeout(this.timeoutMs, options.abortSignal, (abortSignal) =>
+          this.client.getSecret(name, { abortSignal }),
+        )
+      ).value;
     } catch (err) {
       throw explain(err, 'get', name, this.description);
     }
@@ -118,7 +118,9 @@ export class KeyVaultSecretStore implements SecretStore {
 
   private async remove(name: string, options: { abortSignal?: AbortSignal }): Promise<void> {
     try {
-      await this.client.beginDeleteSecret(name, { abortSignal: this.signal(options.abortSignal) });
+      await withTimeout(this.timeoutMs, options.abortSignal, (abortSignal) =>
+        this.client.beginDeleteSecret(name, { abortSignal }),
+      );
     } catch (err) {
       if ((err as KeyVaultFailure).statusCode === 404) return;
       throw explain(err, 'delete', name, this.description);
@@ -133,7 +135,9 @@ export class KeyVaultSecretStore implements SecretStore {
 
   private async write(name: string, value: string, options: { abortSignal?: AbortSignal }): Promise<void> {
     try {
-      await this.client.setSecret(name, value, { abortSignal: this.signal(options.abortSignal) });
+      await withTimeout(this.timeoutMs, options.abortSignal, (abortSignal) =>
+        this.client.setSecret(name, value, { abortSignal }),
+      );
     } catch (err) {
       throw explain(err, 'set', name, this.description);
     }
