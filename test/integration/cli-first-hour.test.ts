@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from '../helpers/cli';
@@ -132,6 +132,37 @@ describe('sync in words', () => {
     expect(r.stderr).toContain('using an embedded sandbox');
     expect(r.stderr).toMatch(/Run \S+: changes in folder .*sync-out/);
     expect(r.stderr).toContain('✔ users: 250 read, 250 created');
+  });
+});
+
+describe('what a local sync loads', () => {
+  it('a sync with local state and the dir sink loads no Azure SDK (it has no storage to talk to)', async () => {
+    // Each SDK loads with its first client; the session store asked for a table client and loaded the Tables
+    // SDK (~210 modules) only to learn that none is configured.
+    const preload = join(dir, 'loaded.js');
+    const list = join(dir, 'loaded.json');
+    await writeFile(
+      preload,
+      `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(Object.keys(require.cache))));`,
+    );
+    const env = {
+      ...sb.settings,
+      LOCAL_SECRETS_FILE: join(dir, 's.json'),
+      AzureWebJobsStorage: '',
+      NODE_OPTIONS: `--require ${preload}`,
+    };
+    await runCli(['secrets', 'set', 'tenant-client-secret'], { cwd: dir, env, input: sb.clientSecret });
+    const r = await runCli(['sync', '--streams', 'kpis', '--sink', `dir:${join(dir, 'out')}`], {
+      cwd: dir,
+      env,
+    });
+    expect(r.code).toBe(0);
+    const loaded = JSON.parse(await readFile(list, 'utf8')) as string[];
+    expect(loaded.some((f) => f.includes('/dist/shared/sync/run.js'))).toBe(true); // it did sync
+    const sdks = [
+      ...new Set(loaded.map((f) => /\/node_modules\/(@azure\/[^/]+)\//.exec(f)?.[1]).filter(Boolean)),
+    ];
+    expect(sdks).toEqual([]);
   });
 });
 
