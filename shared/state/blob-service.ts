@@ -19,10 +19,9 @@ export function blobService(
   config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
   credential?: TokenCredential,
 ): BlobServiceClient {
-  const { BlobServiceClient } = sdk();
-  if (config.storageConnection) return BlobServiceClient.fromConnectionString(config.storageConnection);
+  if (config.storageConnection) return sdk().BlobServiceClient.fromConnectionString(config.storageConnection);
   const url = config.storageServiceUris?.blob;
-  if (url) return new BlobServiceClient(url, credential ?? azureCredential(config));
+  if (url) return new (sdk().BlobServiceClient)(url, credential ?? azureCredential(config));
   throw new ConfigError([
     'AzureWebJobsStorage: not set (nor AzureWebJobsStorage__blobServiceUri); blob storage is needed for sync state and exports',
   ]);
