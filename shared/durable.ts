@@ -1,5 +1,6 @@
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { z } from 'zod';
+import { withTimeout } from './net/retry';
 
 const RUNNING = ['Pending', 'Running', 'ContinuedAsNew'];
 
@@ -16,11 +17,12 @@ interface ClientData {
  * such instance" (`undefined`), 200/202 a status, anything else an error naming the status. The library's own
  * `getStatus` turns a 404 into an Error whose message is the only way to tell it from other failures, so the
  * request is made here, to the same address the library uses (the worker's RPC endpoint, else the status URL).
+ * It gives up after `timeoutMs` (default 30 s) whether or not the caller passes a signal of its own.
  */
 export async function readInstance(
   client: DurableClient,
   id: string,
-  options: { abortSignal?: AbortSignal } = {},
+  options: { abortSignal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<DurableOrchestrationStatus | undefined> {
   const data = (client as unknown as { clientData?: ClientData }).clientData;
   const url = data?.rpcBaseUrl
@@ -28,17 +30,18 @@ export async function readInstance(
     : data?.managementUrls?.statusQueryGetUri.replace(data.managementUrls.id, encodeURIComponent(id));
   if (!url)
     throw new Error('the durable client has no status address (binding data without rpcBaseUrl or URLs)');
-  const res = await fetch(url, {
-    redirect: 'manual',
-    signal: options.abortSignal ?? AbortSignal.timeout(30_000),
+  const answer = await withTimeout(options.timeoutMs ?? 30_000, options.abortSignal, async (signal) => {
+    const res = await fetch(url, { redirect: 'manual', signal });
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    return { status: res.status, text: await res.text() };
   });
-  if (res.status === 404) {
-    await res.body?.cancel();
-    return undefined;
-  }
-  const text = await res.text();
-  if (res.status !== 200 && res.status !== 202)
-    throw new Error(`the durable store answered HTTP ${res.status} for instance ${id}`);
+  if (!answer) return undefined;
+  const { status, text } = answer;
+  if (status !== 200 && status !== 202)
+    throw new Error(`the durable store answered HTTP ${status} for instance ${id}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
