@@ -1,7 +1,7 @@
 import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
 import { pathGetter } from '../graphql/pager';
-import { changeIdOf, deletionIdOf, fingerprint, recordJson } from './fingerprint';
+import { changeIdFor, deletionIdOf, recordJson } from './fingerprint';
 import { EntryWriter, forEachEntry, MAX_ID_BYTES, Snapshot } from './snapshot';
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
@@ -140,7 +140,7 @@ export class ChangeDetector {
           `a ${this.stream} id is longer than 32 KiB`,
         );
       if (this.options.highWaterField) this.noteHighWater(record, id);
-      const hash = fingerprint(this.stream, id, json);
+      const changeId = changeIdFor(this.stream, id, json);
       const i = this.previous.find(idBytes);
       if (this.ids && !this.ids.add(idBytes)) {
         this.repeated++;
@@ -148,13 +148,13 @@ export class ChangeDetector {
       }
       this.counts.read++;
       if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
-      this.pageEntries.add(idBytes, hash);
+      this.pageEntries.add(idBytes, changeId);
       if (i < 0) {
         this.counts.created++;
-        out.push(change(this.stream, 'created', id, changeIdOf(hash), record, json));
-      } else if (!this.previous.hashAt(i).equals(hash)) {
+        out.push(change(this.stream, 'created', id, changeId, record, json));
+      } else if (!this.previous.hasChangeId(i, changeId)) {
         this.counts.updated++;
-        out.push(change(this.stream, 'updated', id, changeIdOf(hash), record, json));
+        out.push(change(this.stream, 'updated', id, changeId, record, json));
       } else this.counts.unchanged++;
     }
     return out;
@@ -235,7 +235,7 @@ export class ChangeDetector {
 }
 
 /** A record without a key is known by its content: 128 bits of sha256 over its JSON, as hex. */
-const contentKey = (json: string): string => changeIdOf(fingerprint('', '', json));
+const contentKey = (json: string): string => changeIdFor('', '', json);
 
 /**
  * The ids of one pass, as two 32-bit hashes each in an open-addressing table: 8 bytes a record at most half full,

@@ -3,16 +3,20 @@ import { createHash } from 'node:crypto';
 
 export const CONTENT_HASH_BYTES = 16;
 
-// One-shot hashing where Node has it (20.12+, 21.7+): half the cost of createHash() for short inputs.
-const sha256: (data: string | Buffer) => Buffer =
+/** The 128 bits as hex: a change id's length. */
+const CHANGE_ID_CHARS = 2 * CONTENT_HASH_BYTES;
+
+// One-shot hashing where Node has it (20.12+, 21.7+): half the cost of createHash() for short inputs. As hex: a
+// digest as a Buffer cost twice the hashing of a sandbox record (a Buffer per call), and the hex is the change id.
+const sha256Hex: (data: string | Buffer) => string =
   typeof (crypto as { hash?: unknown }).hash === 'function'
     ? (data) =>
-        (crypto as unknown as { hash(a: string, d: string | Buffer, e: 'buffer'): Buffer }).hash(
+        (crypto as unknown as { hash(a: string, d: string | Buffer, e: 'hex'): string }).hash(
           'sha256',
           data,
-          'buffer',
+          'hex',
         )
-    : (data) => createHash('sha256').update(data).digest();
+    : (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * A record's content as text: its JSON as the server sent it. GraphQL returns fields in the order of the
@@ -22,14 +26,18 @@ const sha256: (data: string | Buffer) => Buffer =
 export const recordJson = (record: unknown): string => JSON.stringify(record) ?? 'null';
 
 /**
- * 128 bits of sha256 over (stream, record id, content): what "changed" means for a record, and — as hex — the
- * id of the change that delivers that content. One hash per record; the id's length is part of the input, so
- * no (id, content) pair can pass for another.
+ * 128 bits of sha256 over (stream, record id, content), as hex: what "changed" means for a record, and the id of
+ * the change that delivers that content, so downstream can de-duplicate. One hash per record; the id's length is
+ * part of the input, so no (id, content) pair can pass for another.
  */
-export const fingerprint = (stream: string, id: string, json: string): Buffer =>
-  sha256(`${stream}\0${id.length}\0${id}\0${json}`).subarray(0, CONTENT_HASH_BYTES);
+export const changeIdFor = (stream: string, id: string, json: string): string =>
+  sha256Hex(`${stream}\0${id.length}\0${id}\0${json}`).slice(0, CHANGE_ID_CHARS);
 
-/** The change id of a created or updated record: its fingerprint, so downstream can de-duplicate. */
+/** The same 128 bits as bytes, as a snapshot stores them. */
+export const fingerprint = (stream: string, id: string, json: string): Buffer =>
+  Buffer.from(changeIdFor(stream, id, json), 'hex');
+
+/** The change id of a fingerprint's bytes. */
 export const changeIdOf = (fingerprint: Buffer): string => fingerprint.toString('hex');
 
 const TOMBSTONE = Buffer.from('deleted\0');
@@ -39,4 +47,4 @@ const TOMBSTONE = Buffer.from('deleted\0');
  * of the change that created or updated the record.
  */
 export const deletionIdOf = (lastFingerprint: Buffer): string =>
-  changeIdOf(sha256(Buffer.concat([TOMBSTONE, lastFingerprint])).subarray(0, CONTENT_HASH_BYTES));
+  sha256Hex(Buffer.concat([TOMBSTONE, lastFingerprint])).slice(0, CHANGE_ID_CHARS);

@@ -116,6 +116,14 @@ export class Snapshot {
     }
   }
 
+  /** Whether the entry's hash is this change id's 128 bits (compared as bytes, nothing allocated). */
+  hasChangeId(slot: number, changeId: string): boolean {
+    const o = this.offsetAt(slot);
+    const start = o + 2 + idLength(this.bytes, o);
+    SCRATCH.write(changeId, 0, CONTENT_HASH_BYTES, 'hex');
+    return this.bytes.compare(SCRATCH, 0, CONTENT_HASH_BYTES, start, start + CONTENT_HASH_BYTES) === 0;
+  }
+
   hashAt(slot: number): Buffer {
     const o = this.offsetAt(slot);
     const start = o + 2 + idLength(this.bytes, o);
@@ -194,13 +202,16 @@ export class Snapshot {
 }
 
 const LOAD = 0.6;
+/** A change id's bytes, to compare with an entry's: one buffer for every comparison. */
+const SCRATCH = Buffer.alloc(CONTENT_HASH_BYTES);
 
 /** Entries in the snapshot format, one page at a time: what a page's checkpoint record carries. */
 export class EntryWriter {
   private buf = Buffer.allocUnsafe(16 * 1024);
   private used = 0;
 
-  add(id: Buffer, hash: Buffer): void {
+  /** An id and its hash: the bytes, or the change id (hex) they are written from. */
+  add(id: Buffer, hash: Buffer | string): void {
     const need = 2 + id.length + CONTENT_HASH_BYTES;
     if (this.used + need > this.buf.length) {
       const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + need));
@@ -209,7 +220,8 @@ export class EntryWriter {
     }
     this.buf.writeUInt16BE(id.length, this.used);
     id.copy(this.buf, this.used + 2);
-    hash.copy(this.buf, this.used + 2 + id.length);
+    if (typeof hash === 'string') this.buf.write(hash, this.used + 2 + id.length, CONTENT_HASH_BYTES, 'hex');
+    else hash.copy(this.buf, this.used + 2 + id.length);
     this.used += need;
   }
 

@@ -5,7 +5,13 @@ import { ConfigError } from '../../shared/errors';
 import { resolveStreams } from '../../shared/streams';
 import { SANDBOX_STREAMS } from '../../shared/streams/sandbox';
 import { ChangeDetector, changeJson } from '../../shared/sync/changes';
-import { changeIdOf, deletionIdOf, fingerprint, recordJson } from '../../shared/sync/fingerprint';
+import {
+  changeIdFor,
+  changeIdOf,
+  deletionIdOf,
+  fingerprint,
+  recordJson,
+} from '../../shared/sync/fingerprint';
 import { EntryWriter, forEachEntry, Snapshot } from '../../shared/sync/snapshot';
 
 describe('fingerprints', () => {
@@ -33,6 +39,14 @@ describe('fingerprints', () => {
     expect(deletionIdOf(h)).toBe(deletionIdOf(fp('controls', { id: '1' })));
   });
 
+  it('change ids are the same from release to release: downstream de-duplicates on them', () => {
+    // Computed by the release before change ids were hashed straight to hex (shared/sync/fingerprint.ts).
+    const json = recordJson({ id: '1' });
+    expect(changeIdFor('controls', '1', json)).toBe('76b5e7ccababf7b181ca25d3340026da');
+    expect(changeIdOf(fingerprint('controls', '1', json))).toBe('76b5e7ccababf7b181ca25d3340026da');
+    expect(deletionIdOf(fingerprint('controls', '1', json))).toBe('db9843b87afd77314500901a78117c36');
+  });
+
   it("a change's JSON line is exactly JSON.stringify of the change, with or without its record", () => {
     const d = new ChangeDetector('controls', undefined, { idPath: 'id' });
     const [created] = d.page([{ id: 'é"\n', nested: { list: [1, null, 'x'] } }]);
@@ -55,6 +69,8 @@ describe('compact snapshot', () => {
       const at = s.find(Buffer.from(`ctl-${i}`));
       expect(s.idAt(at)).toBe(`ctl-${i}`);
       expect(s.hashAt(at).equals(fingerprint('controls', `ctl-${i}`, String(i)))).toBe(true);
+      expect(s.hasChangeId(at, changeIdFor('controls', `ctl-${i}`, String(i)))).toBe(true);
+      expect(s.hasChangeId(at, changeIdFor('controls', `ctl-${i}`, String(i + 1)))).toBe(false);
     }
     expect(s.find(Buffer.from('ctl-20000'))).toBe(-1);
     expect(s.find(Buffer.from('ctl-'))).toBe(-1);
