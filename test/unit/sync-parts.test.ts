@@ -166,6 +166,33 @@ describe('change detection', () => {
     expect(d.counts.unchanged).toBe(1);
     expect(() => d.page([{ name: 'no id' }])).toThrow('a controls record has no id');
   });
+
+  it("an incremental stream's high-water mark is the greatest change time seen, in any order or offset, kept on resume", async () => {
+    const d = new ChangeDetector('controls', undefined, { idPath: 'id', highWaterField: 'meta.changed' });
+    expect(d.highWater).toBeUndefined();
+    d.page([
+      { id: 'a', meta: { changed: '2026-03-01T10:00:00Z' } },
+      { id: 'b', meta: { changed: '2026-03-01T12:30:00+02:00' } }, // 10:30 UTC: the greatest
+      { id: 'c', meta: { changed: '2026-03-01T09:00:00.500Z' } },
+    ]);
+    expect(d.highWater).toBe('2026-03-01T10:30:00.000Z');
+    d.page([{ id: 'd', meta: { changed: '2026-02-01T00:00:00Z' } }]);
+    expect(d.highWater).toBe('2026-03-01T10:30:00.000Z');
+    expect(() => d.page([{ id: 'e', meta: { changed: 'yesterday' } }])).toThrow(
+      'controls record "e": meta.changed is not a date-time',
+    );
+    // Resumed from a checkpoint, a later page only moves the mark forward.
+    const resumed = new ChangeDetector('controls', undefined, {
+      idPath: 'id',
+      highWaterField: 'meta.changed',
+    });
+    await resumed.resume({ counts: d.counts, highWater: d.highWater }, (async function* () {})());
+    expect(resumed.highWater).toBe('2026-03-01T10:30:00.000Z');
+    resumed.page([{ id: 'f', meta: { changed: '2026-03-01T10:00:00Z' } }]);
+    expect(resumed.highWater).toBe('2026-03-01T10:30:00.000Z');
+    resumed.page([{ id: 'g', meta: { changed: '2026-03-02T00:00:00Z' } }]);
+    expect(resumed.highWater).toBe('2026-03-02T00:00:00.000Z');
+  });
 });
 
 describe('streams', () => {
