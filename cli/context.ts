@@ -74,7 +74,13 @@ export function devStackCaFile(cwd = process.cwd()): string | undefined {
  * Which tenant a command talks to: the configured one; else the running `npm start` stack's sandbox;
  * else (the embedded default) a sandbox started for this command alone, stopped by `close`.
  */
-export async function resolveTenant(cwd = process.cwd()): Promise<{
+export async function resolveTenant(
+  cwd = process.cwd(),
+  options: {
+    /** Thrown instead of starting an embedded sandbox, for a command that cannot work with one. */
+    refuseEmbedded?: () => Error;
+  } = {},
+): Promise<{
   config: AppConfig & { tenant: TenantSettings };
   source: 'configured' | 'dev-stack' | 'embedded';
   sandbox?: RunningSandbox;
@@ -89,6 +95,7 @@ export async function resolveTenant(cwd = process.cwd()): Promise<{
     if (merged.tenant)
       return { config: { ...merged, tenant: merged.tenant }, source: 'dev-stack', close: async () => {} };
   }
+  if (options.refuseEmbedded) throw options.refuseEmbedded();
   // Loaded only here: the sandbox's GraphQL server is heavy for commands that do not need it.
   const { startSandbox } = await import('../sandbox/server');
   const sandbox = await startSandbox({});

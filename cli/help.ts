@@ -107,7 +107,8 @@ export const IMPORT_HELP: CommandHelp = {
   usage: 'import --operation NAME --file items.ndjson [--json]',
   summary:
     'Applies an allow-listed mutation to each item of a file with the stored admin session (the code of\n' +
-    'POST /api/imports): every item checked first, then a result per item. Needs `tenant-integrations login`.',
+    'POST /api/imports): every item checked first, then a result per item. Needs `tenant-integrations login`\n' +
+    'against a configured tenant or the running `npm start` stack (not an embedded sandbox).',
   options: [
     ['--operation NAME', 'an operation of IMPORT_OPERATIONS_FILE (default: updateKpi, updateControl)'],
     ['--file PATH', 'one item per line: {"key": "…", "variables": {…}}'],

@@ -42,7 +42,14 @@ export async function importCommand(args: string[]): Promise<number> {
       throw new UsageError(`${values.file}:${n + 1}: not a JSON line`);
     }
   }
-  const target = await resolveTenant();
+  // A session signed in to an embedded sandbox ends with that command's sandbox: `login` cannot help there.
+  const target = await resolveTenant(undefined, {
+    refuseEmbedded: () =>
+      new IntegrationError(
+        'admin_login_required',
+        "imports run with an admin's session, and no tenant is configured and no local stack is running (an embedded sandbox lasts one command, and its session with it): run `npm start`, then `tenant-integrations login` and this import in another terminal — or set TENANT_* for a real tenant",
+      ),
+  });
   try {
     const { config } = target;
     const access = createAccessLayer(config);

@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { LocalFileSecretStore } from '../../shared/secrets';
@@ -227,6 +228,23 @@ describe('imports: write-back with the admin session', () => {
     ).toMatch(/items\.ndjson:1: not a JSON line/);
     expect((await mutationsBy()) - before).toBe(2);
     await stack.sb.hook('mutations/refuse', { id: 'kpi-0000009', clear: true });
+  });
+
+  it('the CLI with no tenant and no running stack says to start one: an embedded sandbox cannot keep a session', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ti-import-embedded-'));
+    try {
+      const file = join(dir, 'items.ndjson');
+      await writeFile(file, `${JSON.stringify(kpiItem(1, 1))}\n`);
+      const env = { TENANT_NAME: '', TENANT_BASE_URL: '', TENANT_AUTH_URL: '', TENANT_CLIENT_ID: '' };
+      const r = await runCli(['import', '--operation', 'updateKpi', '--file', file], { env, cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('run `npm start`, then `tenant-integrations login` and this import');
+      // Refused before a sandbox is started or a session looked for: nothing to sign in to that would last.
+      expect(r.stderr).not.toContain('using an embedded sandbox');
+      expect(r.stdout).toBe('');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('Idempotency-Key: the same key and body is the same import, applied once; another body is 422', async () => {
