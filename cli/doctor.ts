@@ -14,7 +14,9 @@ export async function doctorCommand(args: string[]): Promise<number> {
     const target = await resolveTenant();
     close = target.close;
     if (!values.json) describeTarget(target);
-    checks = await runDoctor(target.config, createAccessLayer(target.config));
+    checks = await runDoctor(target.config, createAccessLayer(target.config), {
+      embeddedSandbox: target.source === 'embedded',
+    });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     checks = [

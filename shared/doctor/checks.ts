@@ -18,6 +18,11 @@ export interface DoctorOptions {
   /** Per check (default 10 s). */
   timeoutMs?: number;
   abortSignal?: AbortSignal;
+  /**
+   * The tenant is a sandbox started for this command alone (the CLI with nothing configured and no local stack):
+   * no admin session outlasts it, so none is looked for.
+   */
+  embeddedSandbox?: boolean;
 }
 
 /** What every check is given: the settings, the access layer, and which earlier checks passed. */
@@ -25,7 +30,15 @@ interface DoctorContext {
   config: AppConfig;
   access: AccessLayer;
   passed: Set<string>;
+  embeddedSandbox: boolean;
 }
+
+/** What an embedded sandbox's admin session would need: a tenant that lasts longer than one command. */
+const LASTING_SESSION = {
+  state: 'warn',
+  action:
+    'Run `npm start`, then `tenant-integrations login` against it in another terminal — or set TENANT_* for a real tenant.',
+} as const;
 
 type CheckRun = (ctx: DoctorContext, signal: AbortSignal) => Promise<CheckOutcome>;
 
@@ -162,7 +175,12 @@ const storage: CheckRun = async ({ config }, signal) => {
   };
 };
 
-const delegatedSession: CheckRun = async ({ access }) => {
+const delegatedSession: CheckRun = async ({ access, embeddedSandbox }) => {
+  if (embeddedSandbox)
+    return {
+      ...LASTING_SESSION,
+      found: 'not looked for: an embedded sandbox lasts one command, and so does any admin session signed in to it',
+    };
   const session = await access.delegated.status();
   // Syncs and exports never need one: only mutations do. A lost session is a failure; none yet is not.
   if (!session)
@@ -188,7 +206,7 @@ const delegatedSession: CheckRun = async ({ access }) => {
  * tenant's schema (its mutation fields exist, its variables' types are the schema's), and an admin's session is
  * there to run them. Whether that person may change a given record, only the tenant says, per item.
  */
-const importOperations: CheckRun = async ({ config, access }, signal) => {
+const importOperations: CheckRun = async ({ config, access, embeddedSandbox }, signal) => {
   const { loadOperations, schemaProblems } = await import('../imports/operations');
   const operations = await loadOperations(config.imports.operationsFile);
   const { introspect } = await import('../catalog/introspect');
@@ -211,6 +229,11 @@ const importOperations: CheckRun = async ({ config, access }, signal) => {
       action: config.imports.operationsFile
         ? 'Fix those operations in IMPORT_OPERATIONS_FILE (`tenant-integrations discover` lists the tenant’s mutations).'
         : 'Write the tenant’s mutations in a file named by IMPORT_OPERATIONS_FILE (docs/import.md): the built-in ones are the sandbox’s.',
+    };
+  if (embeddedSandbox)
+    return {
+      ...LASTING_SESSION,
+      found: `${names} ${schema ? 'fit the schema' : 'parse (introspection refused: not checked against the schema)'}; an embedded sandbox has no admin session to run them`,
     };
   const session = await access.delegated.status();
   if (session?.state !== 'connected')
@@ -349,7 +372,12 @@ export async function runDoctor(
   options: DoctorOptions = {},
 ): Promise<Check[]> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const ctx: DoctorContext = { config, access, passed: new Set() };
+  const ctx: DoctorContext = {
+    config,
+    access,
+    passed: new Set(),
+    embeddedSandbox: options.embeddedSandbox ?? false,
+  };
   const checks: Check[] = [];
   const run = async (name: string, check: CheckRun) => {
     let signal: AbortSignal | undefined;

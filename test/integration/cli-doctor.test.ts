@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
@@ -86,6 +86,40 @@ describe('tenant-integrations doctor', () => {
     });
     expect(check(report, 'GraphQL')?.state).toBe('warn');
     expect(stdout).not.toContain(sb.clientSecret);
+  });
+
+  it('with no tenant and no running stack (an embedded sandbox): no session looked for, the way to one named; exit 0', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'ti-doctor-embedded-'));
+    try {
+      // The session of an earlier command's embedded sandbox, lost with it: it used to fail doctor, pointing at
+      // `login` — which signs in to yet another sandbox that ends with it.
+      mkdirSync(join(own, '.local'));
+      writeFileSync(
+        join(own, '.local', 'sessions.json'),
+        JSON.stringify({
+          acme: {
+            username: 'admin',
+            connectedAt: '2026-01-01T00:00:00.000Z',
+            lastRefreshAt: '2026-01-01T00:00:00.000Z',
+            refreshExpiresAt: '2026-01-01T00:30:00.000Z',
+            state: 'login-required',
+            reason: 'refresh refused: invalid_grant',
+          },
+        }),
+      );
+      const noTenant = { TENANT_NAME: '', TENANT_BASE_URL: '', TENANT_AUTH_URL: '', TENANT_CLIENT_ID: '' };
+      const r = await runCli(['doctor', '--json'], { env: { ...noTenant, SYNC_SINKS: '' }, cwd: own });
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      const report = JSON.parse(r.stdout) as Report;
+      for (const name of ['delegated session', 'import operations'])
+        expect(check(report, name)).toMatchObject({
+          state: 'warn',
+          action: expect.stringContaining('Run `npm start`, then `tenant-integrations login`'),
+        });
+      expect(check(report, 'client credentials')?.state).toBe('ok');
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it('bad configuration is one failed check naming the setting, exit 1', async () => {
