@@ -43,7 +43,9 @@ export async function exportCommand(args: string[]): Promise<number> {
     });
     let streams;
     try {
-      streams = selectStreams(catalog.streams, values.streams?.split(',').filter(Boolean));
+      streams = selectStreams(catalog.streams, values.streams?.split(',').filter(Boolean), {
+        from: '--streams',
+      });
     } catch (err) {
       if (err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
       throw err;

@@ -52,6 +52,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       tenant: config.tenant.name,
       streamsFile: config.syncStreamsFile,
       select,
+      selectFrom: values.streams ? '--streams' : 'SYNC_STREAMS',
       schemaChanges: config.schemaChanges,
       now: Date.now,
     }).catch((err: unknown) => {

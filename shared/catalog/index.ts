@@ -78,6 +78,8 @@ export interface CatalogContext {
   /** SYNC_STREAMS_FILE, SYNC_STREAMS, SYNC_SCHEMA_CHANGES. */
   streamsFile?: string;
   select?: string[];
+  /** Where `select` came from, as an unknown name's error says: SYNC_STREAMS by default. */
+  selectFrom?: string;
   schemaChanges?: 'report' | 'propagate';
   now: () => number;
   logger?: Logger;
@@ -152,7 +154,7 @@ const driftMessage = (stream: string, d: Drift) =>
 export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
   const logger = ctx.logger ?? silentLogger;
   const base = await catalogStreams(ctx);
-  const selected = selectStreams(base.streams, ctx.select);
+  const selected = selectStreams(base.streams, ctx.select, { from: ctx.selectFrom });
   let schema = base.schema;
   let introspection = true;
   if (!schema)

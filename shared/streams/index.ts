@@ -147,14 +147,21 @@ export function readStreamsFile(file: string): StreamDefinition[] {
   return parseStreams(parsed, file);
 }
 
-/** Narrows a catalog to SYNC_STREAMS (in that order); an unknown name fails naming the known ones. */
-export function selectStreams(streams: StreamDefinition[], select?: string[]): StreamDefinition[] {
+/**
+ * Narrows a catalog to the names selected (in that order); an unknown name fails naming the known ones and where
+ * the selection came from (`from`: SYNC_STREAMS by default, a CLI's `--streams`).
+ */
+export function selectStreams(
+  streams: StreamDefinition[],
+  select?: string[],
+  options: { from?: string } = {},
+): StreamDefinition[] {
   if (!select?.length) return streams;
   const byName = new Map(streams.map((s) => [s.name, s]));
   const unknown = select.filter((n) => !byName.has(n));
   if (unknown.length)
     throw new ConfigError([
-      `SYNC_STREAMS: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${[...byName.keys()].join(', ')}`,
+      `${options.from ?? 'SYNC_STREAMS'}: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${[...byName.keys()].join(', ')}`,
     ]);
   return select.map((n) => byName.get(n) as StreamDefinition);
 }

@@ -70,11 +70,14 @@ describe('tenant-integrations export', () => {
     },
   );
 
-  it('a bad format or missing --out is a usage mistake (exit 2)', async () => {
+  it('a bad format, missing --out or an unknown stream is a usage mistake (exit 2)', async () => {
     const bad = await runCli(['export', '--format', 'xml', '--out', dir], { env: env() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('ndjson, csv, json');
     expect((await runCli(['export'], { env: env() })).code).toBe(2);
+    const unknown = await runCli(['export', '--streams', 'kpis,invoices', '--out', dir], { env: env() });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--streams: unknown stream invoices; known: controls');
   });
 
   it('a GraphQL failure exits 1, leaves no partial file and names the problem', async () => {

@@ -398,5 +398,8 @@ describe('tenant-integrations sync', () => {
     const r = await runCli(['sync', '--streams', 'nope'], { env: env() });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('known: controls, evidence, personnel, kpis, reports, users');
+    // Named as the person gave it: the option, not the setting they did not set.
+    expect(r.stderr).toContain('--streams: unknown stream nope');
+    expect(r.stderr).not.toContain('SYNC_STREAMS');
   });
 });
