@@ -98,10 +98,14 @@ export async function syncCommand(args: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return result.ok ? 0 : 1;
     }
+    // Which kind of pass, for the streams that have two kinds (those with an incremental argument).
+    const incremental = new Set(streams.filter((s) => s.incremental).map((s) => s.name));
+    const kindOf = (s: (typeof result.streams)[number]) =>
+      s.pass === 'incremental' ? ' (incremental)' : s.pass && incremental.has(s.stream) ? ' (full pass)' : '';
     if (!progress)
       for (const s of result.streams)
         process.stderr.write(
-          `${s.ok ? '✔' : '✖'} ${s.stream}${s.pass === 'incremental' ? ' (incremental)' : ''}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
+          `${s.ok ? '✔' : '✖'} ${s.stream}${kindOf(s)}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
         );
     for (const [stream, fields] of Object.entries(result.schema?.added ?? {}))
       process.stderr.write(

@@ -390,6 +390,12 @@ describe('tenant-integrations sync', () => {
       deleted: 0,
       unchanged: 120,
     });
+    // Read by a person: each line says which kind of pass its stream had.
+    const sink = ['--sink', `dir:${join(dir, 'out')}`];
+    const fullAgain = await runCli(['sync', '--streams', 'kpis', '--full-pass', ...sink], { env: env() });
+    expect(fullAgain.stderr).toContain('✔ kpis (full pass): 120 read, 0 created');
+    const tick = await runCli(['sync', '--streams', 'kpis', ...sink], { env: env() });
+    expect(tick.stderr).toMatch(/✔ kpis \(incremental\): \d+ read, 0 created/);
     expect(first.stderr + first.stdout).not.toContain(sb.clientSecret);
   });
 
