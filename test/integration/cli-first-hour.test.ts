@@ -131,7 +131,7 @@ describe('sync in words', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('using an embedded sandbox');
     expect(r.stderr).toMatch(/Run \S+: changes in folder .*sync-out/);
-    expect(r.stderr).toContain('✔ users: 250 read, 250 created');
+    expect(r.stderr).toContain('✔ users (full pass): 250 read, 250 created');
   });
 });
 
