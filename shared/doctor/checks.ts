@@ -179,7 +179,8 @@ const delegatedSession: CheckRun = async ({ access, embeddedSandbox }) => {
   if (embeddedSandbox)
     return {
       ...LASTING_SESSION,
-      found: 'not looked for: an embedded sandbox lasts one command, and so does any admin session signed in to it',
+      found:
+        'not looked for: an embedded sandbox lasts one command, and so does any admin session signed in to it',
     };
   const session = await access.delegated.status();
   // Syncs and exports never need one: only mutations do. A lost session is a failure; none yet is not.
