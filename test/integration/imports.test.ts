@@ -406,6 +406,8 @@ describe('imports: write-back with the admin session', () => {
       console.log(JSON.stringify((await status(r.body.id)).body).slice(0, 3000), stack.logs().slice(-5000));
       throw err;
     });
+    // Each failed item itself, so a failure here says which item and why (a count would not).
+    expect(waiting.results.filter((x: { state: string }) => x.state === 'failed')).toEqual([]);
     expect(waiting.counts.failed).toBe(0);
     expect(waiting.counts.applied).toBeGreaterThanOrEqual(3);
     expect(waiting.counts.applied + waiting.counts.pending).toBe(30);
