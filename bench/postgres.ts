@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { from as copyFrom } from 'pg-copy-streams';
 import { change, recordJsonOf, type Change } from '../shared/sync/changes';
-import { fingerprint, changeIdOf, recordJson } from '../shared/sync/fingerprint';
+import { changeIdFor, recordJson } from '../shared/sync/fingerprint';
 import { BATCH_ROWS, PostgresSink } from '../shared/sinks';
 import { startPostgres } from '../tools/postgres-server';
 
@@ -34,9 +34,9 @@ function records(n: number, version = 0): Change[] {
       tags: ['iso27001', `area-${i % 12}`],
       score: (i * 37) % 100,
     };
-    // With its JSON, made once for its fingerprint, as the sync's changes come to a sink.
+    // With its JSON, made once for its change id, as the sync's changes come to a sink.
     const json = recordJson(record);
-    const changeId = changeIdOf(fingerprint('controls', id, json));
+    const changeId = changeIdFor('controls', id, json);
     out.push(change('controls', version ? 'updated' : 'created', id, changeId, record, json));
   }
   return out;

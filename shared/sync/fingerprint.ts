@@ -33,13 +33,6 @@ export const recordJson = (record: unknown): string => JSON.stringify(record) ??
 export const changeIdFor = (stream: string, id: string, json: string): string =>
   sha256Hex(`${stream}\0${id.length}\0${id}\0${json}`).slice(0, CHANGE_ID_CHARS);
 
-/** The same 128 bits as bytes, as a snapshot stores them. */
-export const fingerprint = (stream: string, id: string, json: string): Buffer =>
-  Buffer.from(changeIdFor(stream, id, json), 'hex');
-
-/** The change id of a fingerprint's bytes. */
-export const changeIdOf = (fingerprint: Buffer): string => fingerprint.toString('hex');
-
 const TOMBSTONE = Buffer.from('deleted\0');
 
 /**

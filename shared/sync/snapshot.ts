@@ -210,8 +210,8 @@ export class EntryWriter {
   private buf = Buffer.allocUnsafe(16 * 1024);
   private used = 0;
 
-  /** An id and its hash: the bytes, or the change id (hex) they are written from. */
-  add(id: Buffer, hash: Buffer | string): void {
+  /** An id and its hash, written from the change id (hex) that is those 128 bits. */
+  add(id: Buffer, changeId: string): void {
     const need = 2 + id.length + CONTENT_HASH_BYTES;
     if (this.used + need > this.buf.length) {
       const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + need));
@@ -220,8 +220,7 @@ export class EntryWriter {
     }
     this.buf.writeUInt16BE(id.length, this.used);
     id.copy(this.buf, this.used + 2);
-    if (typeof hash === 'string') this.buf.write(hash, this.used + 2 + id.length, CONTENT_HASH_BYTES, 'hex');
-    else hash.copy(this.buf, this.used + 2 + id.length);
+    this.buf.write(changeId, this.used + 2 + id.length, CONTENT_HASH_BYTES, 'hex');
     this.used += need;
   }
 

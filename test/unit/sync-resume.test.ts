@@ -9,7 +9,7 @@ import { ChangeDetector } from '../../shared/sync/changes';
 import { decodeCheckpoint, encodeRecord, logEntries } from '../../shared/sync/checkpoint';
 import { prefetch } from '../../shared/sync/prefetch';
 import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sinks';
-import { fingerprint, recordJson } from '../../shared/sync/fingerprint';
+import { changeIdFor, recordJson } from '../../shared/sync/fingerprint';
 import { EntryWriter } from '../../shared/sync/snapshot';
 
 const counts = (read: number) => ({ read, created: read, updated: 0, deleted: 0, unchanged: 0 });
@@ -45,7 +45,7 @@ describe('checkpoint log', () => {
   };
   const entriesOf = (ids: string[]) => {
     const w = new EntryWriter();
-    for (const id of ids) w.add(Buffer.from(id), fingerprint('controls', id, recordJson({ id })));
+    for (const id of ids) w.add(Buffer.from(id), changeIdFor('controls', id, recordJson({ id })));
     return w.take();
   };
 
