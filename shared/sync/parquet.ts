@@ -124,25 +124,50 @@ const element = (name: string, kind: Kind, required = false): SchemaElement => (
   repetition_type: required ? 'REQUIRED' : 'OPTIONAL',
 });
 
-/** A JSON column's value goes in as it is: the writer serialises it (given text, it stored the text's JSON). */
 const cell = (v: unknown): unknown => (v === undefined ? null : v);
 
 /**
- * A text column's values as their UTF-8 bytes, each distinct text encoded once and shared. The writer takes bytes as
- * they are — its statistics and dictionary compare bytes, in the order UTF-8 gives code points, and the file is the
- * same byte for byte — where it encoded text with a TextEncoder per value, twice Buffer.from's cost.
+ * A JSON column's values as the UTF-8 bytes of their JSON, which is what the writer stores for them: given the values,
+ * it copied each one (`toJson`), serialised it and encoded it with a TextEncoder — a quarter of its CPU on records
+ * like the sandbox's (docs/benchmarks.md, "Export"). Values here come from JSON text, so serialising them is exact.
  */
-function utf8(values: unknown[]): unknown[] {
+function jsonBytes(values: unknown[]): unknown[] {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) values[i] = Buffer.from(JSON.stringify(v));
+  }
+  return values;
+}
+
+/**
+ * A text column's values as their UTF-8 bytes, each distinct text encoded once and shared (`distinct` false: a column
+ * known to repeat values) or each encoded as it comes. The writer takes bytes as they are — its statistics and
+ * dictionary compare bytes, in the order UTF-8 gives code points, and the file is the same byte for byte — where it
+ * encoded text with a TextEncoder per value, twice Buffer.from's cost. Answers whether every text was distinct.
+ */
+function utf8(values: unknown[], distinct: boolean): boolean {
+  if (distinct) {
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === 'string') values[i] = Buffer.from(v);
+    }
+    return true;
+  }
   const encoded = new Map<string, Buffer>();
+  let texts = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (typeof v !== 'string') continue;
+    texts++;
     let bytes = encoded.get(v);
     if (!bytes) encoded.set(v, (bytes = Buffer.from(v)));
     values[i] = bytes;
   }
-  return values;
+  return texts >= MIN_DISTINCT_SAMPLE && encoded.size === texts;
 }
+
+/** A text column is taken for one of distinct values (ids, titles, times) after a group of at least this many. */
+const MIN_DISTINCT_SAMPLE = 500;
 
 /**
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
@@ -152,6 +177,9 @@ export class ParquetRows<T> {
   rows = 0;
   private group: T[] = [];
   private readonly writer: { write(o: unknown): void; finish(): void };
+  private readonly json: SchemaElement[];
+  /** Text columns whose values were all distinct in a group: encoded without a dictionary from then on. */
+  private readonly distinct = new Set<string>();
 
   constructor(
     path: string,
@@ -169,6 +197,10 @@ export class ParquetRows<T> {
       ...leading.map((c) => element(c.name, c.kind, c.required)),
       ...[...columns].map(([name, kind]) => element(name, kind)),
     ];
+    // JSON columns are written as the bytes `jsonBytes` makes, and are annotated JSON only for the footer (`finish`):
+    // with the annotation the writer would serialise each value again. Their statistics are those bytes either way.
+    this.json = schema.filter((e) => e.converted_type === 'JSON');
+    for (const e of this.json) delete e.converted_type;
     this.writer = new ParquetWriter({ writer: fileWriter(path), schema: schema as never, codec: 'SNAPPY' });
   }
 
@@ -181,6 +213,8 @@ export class ParquetRows<T> {
 
   finish(): number {
     this.flush();
+    // The writer keeps the schema it was given and writes the footer from it.
+    for (const e of this.json) e.converted_type = 'JSON';
     this.writer.finish();
     return this.rows;
   }
@@ -198,18 +232,26 @@ export class ParquetRows<T> {
       for (let j = 0; j < names.length; j++) data[j][i] = cell((r as Record<string, unknown>)[names[j]]);
     }
     const kinds = [...this.columns.values()];
-    const text = (kind: Kind, values: unknown[]) => (kind === 'STRING' ? utf8(values) : values);
+    const column = (name: string, kind: Kind, values: unknown[]) => {
+      if (kind === 'JSON') return { name, data: jsonBytes(values) };
+      if (kind !== 'STRING') return { name, data: values };
+      // A column whose texts were all distinct in a whole group is not worth a dictionary: the writer would sample and
+      // hash its values to find that out again in every group (docs/benchmarks.md, "Export").
+      const distinct = this.distinct.has(name);
+      if (utf8(values, distinct) && !distinct) this.distinct.add(name);
+      return { name, data: values, ...(distinct ? { encoding: 'PLAIN' as const } : {}) };
+    };
     this.writer.write({
       rowGroupSize: ROW_GROUP,
       columnData: [
-        ...leading.map((c) => ({
-          name: c.name,
-          data: text(
+        ...leading.map((c) =>
+          column(
+            c.name,
             c.kind,
             group.map((item) => cell(c.value(item))),
           ),
-        })),
-        ...names.map((name, j) => ({ name, data: text(kinds[j], data[j]) })),
+        ),
+        ...names.map((name, j) => column(name, kinds[j], data[j])),
       ],
     });
     this.rows += group.length;

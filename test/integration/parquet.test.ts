@@ -241,6 +241,64 @@ describe('an export written as its pages arrive', () => {
       ).toString(),
     ) as { rows: number; files: string[] };
 
+  /** Rows with distinct and repeated texts, numbers, booleans, objects, lists and empty fields: three row groups. */
+  const mixed = () =>
+    Array.from({ length: ROW_GROUP * 2 + 300 }, (_, i) => ({
+      id: `r${i}`,
+      status: ['open', 'done', 'late'][i % 3],
+      title: i % 9 ? `Title ${i} — ünïcode 😀` : null,
+      n: i / 4,
+      ok: i % 3 === 0,
+      tags: i % 5 ? ['a', `t${i % 7}`] : null,
+      owner: i % 4 ? { name: `p${i % 11}`, since: 2020 + (i % 6), note: 'line\nbreak "quoted"' } : undefined,
+    }));
+
+  it('the file is byte for byte the one hyparquet-writer writes from the values themselves (text and JSON encoded by us, the footer saying JSON)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-same-'));
+    try {
+      const ours = join(dir, 'ours.parquet');
+      const theirs = join(dir, 'theirs.parquet');
+      // The reference: the writer given strings and objects with the schema it documents (UTF8, JSON), in the same
+      // row groups — so only how the values reach it differs.
+      execFileSync(
+        process.execPath,
+        [
+          '-e',
+          `const { ParquetOfRecords } = require(${JSON.stringify(PARQUET)});
+           const { ParquetWriter, fileWriter } = require('hyparquet-writer');
+           const [ours, theirs, rows, groupSize] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+           const kinds = { id: 'UTF8', status: 'UTF8', title: 'UTF8', n: 'DOUBLE', ok: 'BOOLEAN', tags: 'JSON', owner: 'JSON' };
+           const schema = [{ name: 'root', num_children: 7 }, ...Object.entries(kinds).map(([name, k]) => ({
+             name,
+             type: k === 'DOUBLE' ? 'DOUBLE' : k === 'BOOLEAN' ? 'BOOLEAN' : 'BYTE_ARRAY',
+             ...(k === 'UTF8' || k === 'JSON' ? { converted_type: k } : {}),
+             repetition_type: 'OPTIONAL',
+           }))];
+           const w = new ParquetWriter({ writer: fileWriter(theirs), schema, codec: 'SNAPPY' });
+           for (let i = 0; i < rows.length; i += groupSize) {
+             const group = rows.slice(i, i + groupSize);
+             w.write({ rowGroupSize: groupSize, columnData: Object.keys(kinds).map((name) => ({ name, data: group.map((r) => r[name] ?? null) })) });
+           }
+           w.finish();
+           (async () => {
+             const p = new ParquetOfRecords(ours);
+             for (let i = 0; i < rows.length; i += 100) await p.page(rows.slice(i, i + 100));
+             await p.finish();
+           })().catch((e) => { console.error(e.message); process.exit(1); });`,
+        ],
+        { input: JSON.stringify([ours, theirs, mixed(), ROW_GROUP]), maxBuffer: 64 << 20 },
+      );
+      expect(
+        read(ours)
+          .columns.filter((c) => c.convertedType === 'JSON')
+          .map((c) => c.name),
+      ).toEqual(['tags', 'owner']);
+      expect(readFileSync(ours).equals(readFileSync(theirs))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('records of one shape: the file is done with the last page, no page kept anywhere else', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
     try {
