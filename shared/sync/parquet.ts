@@ -3,6 +3,7 @@ import { appendFile, rename, rm } from 'node:fs/promises';
 import { rejectedError, sortOut, type RejectedPolicy } from '../sinks/rejected';
 import { StringDecoder } from 'node:string_decoder';
 import type { Change } from './changes';
+import { snappyCompress } from './snappy';
 
 /**
  * Changes as one Parquet file (hyparquet-writer, snappy): the columns `change_id`, `kind`, `id` and
@@ -201,7 +202,12 @@ export class ParquetRows<T> {
     // with the annotation the writer would serialise each value again. Their statistics are those bytes either way.
     this.json = schema.filter((e) => e.converted_type === 'JSON');
     for (const e of this.json) delete e.converted_type;
-    this.writer = new ParquetWriter({ writer: fileWriter(path), schema: schema as never, codec: 'SNAPPY' });
+    this.writer = new ParquetWriter({
+      writer: fileWriter(path),
+      schema: schema as never,
+      codec: 'SNAPPY',
+      compressors: { SNAPPY: snappyCompress },
+    });
   }
 
   add(items: Iterable<T>): void {

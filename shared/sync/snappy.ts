@@ -1,0 +1,123 @@
+/**
+ * Snappy's block format for the Parquet writer: the algorithm of hyparquet-writer's own compressor, step for step,
+ * so the bytes are the same (test/integration/parquet.test.ts), written straight into one buffer sized for the worst
+ * case — where the writer's goes through a growing byte writer a byte at a time, a sixth of its CPU on records like
+ * the sandbox's (docs/benchmarks.md, "Export").
+ */
+const MAX_HASH_TABLE_BITS = 14;
+const MAX_OFFSET = 0xffff;
+const INPUT_MARGIN = 15;
+
+const tables: Uint32Array[] = [];
+let out = new Uint8Array(64 * 1024);
+let op = 0;
+
+const hashOf = (key: number, shift: number) => Math.imul(key, 0x1e35a7bd) >>> shift;
+const load32 = (a: Uint8Array, p: number) => a[p] | (a[p + 1] << 8) | (a[p + 2] << 16) | (a[p + 3] << 24);
+
+function literal(input: Uint8Array, from: number, length: number): void {
+  if (length <= 60) out[op++] = (length - 1) << 2;
+  else {
+    const value = length - 1;
+    const bytes = value < 0x100 ? 1 : value < 0x10000 ? 2 : value < 0x1000000 ? 3 : 4;
+    out[op++] = (59 + bytes) << 2;
+    for (let i = 0; i < bytes; i++) out[op++] = (value >>> (i * 8)) & 0xff;
+  }
+  out.set(input.subarray(from, from + length), op);
+  op += length;
+}
+
+function copyBelow64(offset: number, length: number): void {
+  if (length < 12 && offset < 2048) {
+    out[op++] = (1 + ((length - 4) << 2) + ((offset >>> 8) << 5)) & 0xff;
+    out[op++] = offset & 0xff;
+  } else {
+    out[op++] = (2 + ((length - 1) << 2)) & 0xff;
+    out[op++] = offset & 0xff;
+    out[op++] = (offset >>> 8) & 0xff;
+  }
+}
+
+function copy(offset: number, length: number): void {
+  while (length >= 68) {
+    copyBelow64(offset, 64);
+    length -= 64;
+  }
+  if (length > 64) {
+    copyBelow64(offset, 60);
+    length -= 60;
+  }
+  copyBelow64(offset, length);
+}
+
+/** The input compressed in Snappy's block format (what Parquet's SNAPPY codec holds). */
+export function snappyCompress(input: Uint8Array): Uint8Array {
+  const size = input.length;
+  // Snappy's bound: a literal's tag is paid for by the copy after it, and a long literal's by its length.
+  const bound = 32 + size + Math.ceil(size / 6);
+  if (out.length < bound) out = new Uint8Array(bound);
+  op = 0;
+  for (let v = size; ; v >>>= 7) {
+    if ((v & ~0x7f) === 0) {
+      out[op++] = v;
+      break;
+    }
+    out[op++] = (v & 0x7f) | 0x80;
+  }
+  let bits = 1;
+  while (1 << bits <= size && bits <= MAX_HASH_TABLE_BITS) bits++;
+  bits--;
+  const shift = 32 - bits;
+  const table = (tables[bits] ??= new Uint32Array(1 << bits));
+  table.fill(0);
+
+  let nextEmit = 0;
+  if (size >= INPUT_MARGIN) {
+    const ipLimit = size - INPUT_MARGIN;
+    let ip = 1;
+    let nextHash = hashOf(load32(input, ip), shift);
+    let candidate = 0;
+    for (;;) {
+      let skip = 32;
+      let nextIp = ip;
+      let done = false;
+      do {
+        ip = nextIp;
+        const hash = nextHash;
+        nextIp = ip + (skip++ >>> 5);
+        if (ip > ipLimit) {
+          done = true;
+          break;
+        }
+        nextHash = hashOf(load32(input, nextIp), shift);
+        candidate = table[hash];
+        table[hash] = ip;
+      } while (ip - candidate > MAX_OFFSET || load32(input, ip) !== load32(input, candidate));
+      if (done) break;
+      literal(input, nextEmit, ip - nextEmit);
+      do {
+        const base = ip;
+        let matched = 4;
+        while (ip + matched < size && input[ip + matched] === input[candidate + matched]) matched++;
+        ip += matched;
+        copy(base - candidate, matched);
+        nextEmit = ip;
+        if (ip >= ipLimit) {
+          done = true;
+          break;
+        }
+        table[hashOf(load32(input, ip - 1), shift)] = ip - 1;
+        const hash = hashOf(load32(input, ip), shift);
+        candidate = table[hash];
+        table[hash] = ip;
+      } while (ip - candidate <= MAX_OFFSET && load32(input, ip) === load32(input, candidate));
+      if (done) break;
+      ip++;
+      nextHash = hashOf(load32(input, ip), shift);
+    }
+  }
+  if (nextEmit < size) literal(input, nextEmit, size - nextEmit);
+  // A byte written past the end of a typed array is dropped, not an error: never hand on a page cut short.
+  if (op > out.length) throw new Error(`snappy: ${op} bytes out for ${size} in, beyond the bound`);
+  return out.slice(0, op);
+}
