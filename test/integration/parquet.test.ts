@@ -299,6 +299,23 @@ describe('an export written as its pages arrive', () => {
     }
   });
 
+  it('a text column all distinct in its first row group and repeating after it (written without a dictionary from then on) reads back as written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-distinct-'));
+    try {
+      const file = join(dir, 'items.parquet');
+      const rows = Array.from({ length: ROW_GROUP * 3 }, (_, i) => ({
+        id: `r${i}`,
+        code: i < ROW_GROUP ? `c${i}` : ['x', 'y', null][i % 3],
+      }));
+      const pages: unknown[][] = [];
+      for (let i = 0; i < rows.length; i += 100) pages.push(rows.slice(i, i + 100));
+      expect(writeAsPagesArrive(file, pages).rows).toBe(rows.length);
+      expect(read(file).rows).toEqual(rows);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('records of one shape: the file is done with the last page, no page kept anywhere else', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
     try {
