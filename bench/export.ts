@@ -42,34 +42,25 @@ export async function exportBench(): Promise<Record<string, unknown>> {
         // Interleaved, so drift hits all alike, and each round starts with the next of the three, so none always runs
         // first against the sandbox (whose speed moves within a round as well as across rounds); seven at 100 k (where
         // the throughput is compared), one at 300 k.
+        const exportAs = (into: Record<number, Measured[]>, format: 'csv' | 'parquet') => async () => {
+          (into[records] ??= []).push(
+            await child('export-child.js', {
+              ...sandbox.info,
+              storage: azurite.connectionString,
+              stream: 'controls',
+              format,
+              gzip: format === 'csv',
+            }),
+          );
+        };
         const runs: Array<() => Promise<void>> = [
           async () => {
             (raw[records] ??= []).push(
               await child('sync-child.js', { mode: 'raw', stream: 'controls', ...sandbox.info }),
             );
           },
-          async () => {
-            (exported[records] ??= []).push(
-              await child('export-child.js', {
-                ...sandbox.info,
-                storage: azurite.connectionString,
-                stream: 'controls',
-                format: 'csv',
-                gzip: true,
-              }),
-            );
-          },
-          async () => {
-            (parquet[records] ??= []).push(
-              await child('export-child.js', {
-                ...sandbox.info,
-                storage: azurite.connectionString,
-                stream: 'controls',
-                format: 'parquet',
-                gzip: false,
-              }),
-            );
-          },
+          exportAs(exported, 'csv'),
+          exportAs(parquet, 'parquet'),
         ];
         for (let i = 0; i < (records === 100_000 ? 7 : records > 100_000 ? 1 : 3); i++)
           for (let k = 0; k < runs.length; k++) await runs[(i + k) % runs.length]();
