@@ -37,6 +37,20 @@ describe('nodePost', () => {
     expect(connections).toHaveLength(1);
   });
 
+  it('each URL reaches its own path and query, and a user and password in it become basic auth', async () => {
+    handle = (req, _body, res) => res.end(`${req.url} ${req.headers.authorization ?? '-'}`);
+    const base = url.replace('/graphql', '');
+    // Alternating, as a client and a callback share the process: what is parsed once per URL stays that URL's.
+    for (let i = 0; i < 2; i++) {
+      expect((await nodePost(`${base}/a?x=1`, '', {})).text).toBe('/a?x=1 -');
+      expect((await nodePost(`${base}/b`, '', {})).text).toBe('/b -');
+    }
+    const withUser = base.replace('http://', 'http://us%40er:p%3Ass@');
+    expect((await nodePost(`${withUser}/c`, '', {})).text).toBe(
+      `/c Basic ${Buffer.from('us@er:p:ss').toString('base64')}`,
+    );
+  });
+
   it('refuses an answer larger than maxBytes with RESPONSE_TOO_LARGE', async () => {
     handle = (_req, _body, res) => res.end('x'.repeat(200_000));
     const err = await failure(nodePost(url, '', { maxBytes: 100_000 }));
