@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { bounded, GraphqlErrors, IntegrationError, LoginRequired } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { Logger } from '../log';
@@ -80,18 +81,26 @@ export async function applyBatch(
   } = {},
 ): Promise<ApplyResult> {
   const total = batch.items.length;
-  const progress = await store.progress(id);
+  const size = options.windowItems ?? WINDOW_ITEMS;
+  const limit = options.limit ?? Infinity;
+  // An import with nothing recorded yet starts with its first window, written only if no commit exists (one write
+  // where reading the progress and then writing the window took two, before any item could be sent); any other
+  // import reads what the ledger holds.
+  const first: [number, number] = [0, Math.min(total, limit, size)];
+  const fresh = first[1] > 0 && (await store.begin(id, first, randomUUID()));
+  const progress = fresh
+    ? { outcomes: new Map<number, ItemOutcome>(), commits: 1 }
+    : await store.progress(id);
   const { outcomes } = progress;
   let seq = progress.commits;
   let carried = stranded(progress, total);
   for (const o of carried) outcomes.set(o.index, o);
   const todo: number[] = [];
-  for (let i = 0; i < total && todo.length < (options.limit ?? Infinity); i++)
-    if (!outcomes.has(i)) todo.push(i);
-  const size = options.windowItems ?? WINDOW_ITEMS;
+  for (let i = 0; i < total && todo.length < limit; i++) if (!outcomes.has(i)) todo.push(i);
   let sessionLost: string | undefined;
   // Positions in `todo`: items below `reserved` are covered by a recorded window; `sent` is the next to send.
-  let reserved = 0;
+  let reserved = fresh ? first[1] : 0;
+  if (fresh) options.onProgress?.(countsOf(total, []));
   let sent = 0;
   const inFlight = new Set<number>();
   let reserving: Promise<void> | undefined;

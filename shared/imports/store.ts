@@ -46,6 +46,13 @@ export interface ImportStore {
    * commits (from `progress().commits` up): the window is the latest commit's.
    */
   commit(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null): Promise<void>;
+  /**
+   * The first commit of an import nothing has been recorded for: its first window, in one write that fails where
+   * any commit exists — so a fresh import need not read its progress first. True when this call (`attempt`, unique
+   * to it) made that commit — also when a retry of its own write found it made; false when the import has one
+   * already: read `progress` then.
+   */
+  begin(id: string, window: [number, number], attempt: string): Promise<boolean>;
 }
 
 const pad = (i: number) => String(i).padStart(7, '0');
@@ -58,6 +65,9 @@ const STATE_OF = { a: 'applied', f: 'failed', s: 'skipped' } as const;
 const rowSchema = z.array(
   z.tuple([z.number().int().min(0), z.enum(['a', 'f', 's'])], z.string()).refine((t) => t.length <= 4),
 );
+
+const FIRST_ROW = `c_${pad(0)}_${String(0).padStart(4, '0')}`;
+const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 /** The app's store: the batch as a blob (`imports/{id}/items.json`), outcomes and the window in Table storage. */
 export class AzureImportStore implements ImportStore {
@@ -165,12 +175,34 @@ export class AzureImportStore implements ImportStore {
         rows.slice(i, i + TRANSACTION_OPS).map((r): TransactionAction => ['upsert', r, 'Replace']),
       );
   }
+
+  async begin(id: string, window: [number, number], attempt: string): Promise<boolean> {
+    await this.table();
+    const partitionKey = `import_${id}`;
+    try {
+      await this.client.createEntity({
+        partitionKey,
+        rowKey: FIRST_ROW,
+        outcomes: '[]',
+        last: true,
+        from: window[0],
+        to: window[1],
+        attempt,
+      });
+      return true;
+    } catch (err) {
+      if (statusOf(err) !== 409) throw err;
+      // The SDK retries a write whose answer was lost: the row may be this very call's.
+      const row = await this.client.getEntity<{ attempt?: string }>(partitionKey, FIRST_ROW);
+      return row.attempt === attempt;
+    }
+  }
 }
 
 /** In one process (the CLI): the same ledger in memory. */
 export class MemoryImportStore implements ImportStore {
   private readonly batches = new Map<string, ImportBatch>();
-  private readonly state = new Map<string, ImportProgress>();
+  private readonly state = new Map<string, ImportProgress & { attempt?: string }>();
 
   async saveBatch(id: string, batch: ImportBatch): Promise<void> {
     this.batches.set(id, batch);
@@ -185,6 +217,13 @@ export class MemoryImportStore implements ImportStore {
   async progress(id: string): Promise<ImportProgress> {
     const p = this.state.get(id);
     return { outcomes: new Map(p?.outcomes), window: p?.window, commits: p?.commits ?? 0 };
+  }
+
+  async begin(id: string, window: [number, number], attempt: string): Promise<boolean> {
+    const p = this.state.get(id);
+    if (p) return p.attempt === attempt;
+    this.state.set(id, { outcomes: new Map(), window, commits: 1, attempt });
+    return true;
   }
 
   async commit(

@@ -66,10 +66,34 @@ class StoppingStore implements ImportStore {
   batch = (id: string) => this.inner.batch(id);
   progress = (id: string) => this.inner.progress(id);
   async commit(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) {
-    if (++this.commits === this.stopAt) this.host.abort(new Error('the host stopped'));
-    this.host.signal.throwIfAborted();
+    this.write();
     return this.inner.commit(id, seq, outcomes, window);
   }
+  async begin(id: string, window: [number, number], attempt: string) {
+    this.write();
+    return this.inner.begin(id, window, attempt);
+  }
+  private write() {
+    if (++this.commits === this.stopAt) this.host.abort(new Error('the host stopped'));
+    this.host.signal.throwIfAborted();
+  }
+}
+
+/** The ledger's calls, in order, by name. */
+class RecordingStore implements ImportStore {
+  readonly calls: string[] = [];
+  constructor(private readonly inner: ImportStore) {}
+  saveBatch = (id: string, batch: ImportBatch) => this.inner.saveBatch(id, batch);
+  batch = (id: string) => this.inner.batch(id);
+  progress = (id: string) => (this.calls.push('progress'), this.inner.progress(id));
+  commit = (id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) => (
+    this.calls.push('commit'),
+    this.inner.commit(id, seq, outcomes, window)
+  );
+  begin = (id: string, window: [number, number], attempt: string) => (
+    this.calls.push('begin'),
+    this.inner.begin(id, window, attempt)
+  );
 }
 
 /** The admin's client, counting each item's mutations as they are sent (by the KPI's id). */
@@ -144,6 +168,37 @@ describe('the import ledger', () => {
         if (o.code !== 'outcome_unknown')
           expect(client.sent.get(batch.items[index].variables.id as string)).toBe(1);
     }
+  });
+
+  it('a fresh import records its first window in one write, reading nothing first; a retry of that write finds it its own, any other attempt finds the ledger', async () => {
+    const id = randomUUID();
+    const batch = batchOf(30);
+    await store.saveBatch(id, batch);
+    const recording = new RecordingStore(store);
+    const before = await mutations();
+    const result = await applyBatch(id, batch, recording, graphql, { windowItems: 10 });
+    expect(result.counts).toEqual({ applied: 30, failed: 0, skipped: 0, pending: 0 });
+    expect(recording.calls[0]).toBe('begin');
+    expect(recording.calls).not.toContain('progress');
+    expect((await mutations()) - before).toBe(30);
+    // Run again (a replayed activity): the import has commits, so it reads them, and sends nothing.
+    const again = new RecordingStore(store);
+    expect((await applyBatch(id, batch, again, graphql)).counts).toEqual(result.counts);
+    expect(again.calls.slice(0, 2)).toEqual(['begin', 'progress']);
+    expect((await mutations()) - before).toBe(30);
+
+    // The first window's write as the SDK may send it twice (its answer lost): the second finds the row its own.
+    const other = randomUUID();
+    await store.saveBatch(other, batch);
+    expect(await store.begin(other, [0, 10], 'attempt-1')).toBe(true);
+    expect(await store.begin(other, [0, 10], 'attempt-1')).toBe(true);
+    // Another attempt (a host that stopped after writing it): the window's items may have gone, so none is sent.
+    expect(await store.begin(other, [0, 10], 'attempt-2')).toBe(false);
+    const resumed = await applyBatch(other, batch, store, graphql, { windowItems: 10 });
+    expect(resumed.counts).toEqual({ applied: 20, failed: 10, skipped: 0, pending: 0 });
+    const { outcomes } = await store.progress(other);
+    expect(outcomes.get(9)?.code).toBe('outcome_unknown');
+    expect((await mutations()) - before).toBe(50);
   });
 
   it('a share at a time (the activity’s limit), resumed from the ledger, each item once', async () => {
