@@ -66,7 +66,9 @@ const rowSchema = z.array(
   z.tuple([z.number().int().min(0), z.enum(['a', 'f', 's'])], z.string()).refine((t) => t.length <= 4),
 );
 
-const FIRST_ROW = `c_${pad(0)}_${String(0).padStart(4, '0')}`;
+/** A commit's rows, in order: `c_{seq}_{part}`; the window is on its last part. */
+const keyOf = (seq: number, part: number) => `c_${pad(seq)}_${String(part).padStart(4, '0')}`;
+const FIRST_ROW = keyOf(0, 0);
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 /** The app's store: the batch as a blob (`imports/{id}/items.json`), outcomes and the window in Table storage. */
@@ -159,7 +161,7 @@ export class AzureImportStore implements ImportStore {
     parts.push(`[${part.join(',')}]`);
     const rows = parts.map((json, i) => ({
       partitionKey,
-      rowKey: `c_${pad(seq)}_${String(i).padStart(4, '0')}`,
+      rowKey: keyOf(seq, i),
       outcomes: json,
       ...(i === parts.length - 1
         ? { last: true, ...(window ? { from: window[0], to: window[1] } : {}) }
