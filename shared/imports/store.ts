@@ -68,8 +68,41 @@ const rowSchema = z.array(
 
 /** A commit's rows, in order: `c_{seq}_{part}`; the window is on its last part. */
 const keyOf = (seq: number, part: number) => `c_${pad(seq)}_${String(part).padStart(4, '0')}`;
-const FIRST_ROW = keyOf(0, 0);
 const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
+
+/** The rows one commit writes, the window on the last: the same shape for `commit` and `begin`. */
+function commitRows(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) {
+  const partitionKey = `import_${id}`;
+  // One row per commit — its outcomes and the window — split only past a property's size: Table storage's cost
+  // is per entity and per request, and one entity per item made the ledger cost more than the mutations
+  // (docs/benchmarks.md#import).
+  const parts: string[] = [];
+  let part: string[] = [];
+  let chars = 0;
+  for (const o of outcomes) {
+    const entry = JSON.stringify(
+      o.message
+        ? [o.index, CODE_OF[o.state], o.code ?? '', o.message]
+        : o.code
+          ? [o.index, CODE_OF[o.state], o.code]
+          : [o.index, CODE_OF[o.state]],
+    );
+    if (chars + entry.length + 1 > MAX_ROW_CHARS) {
+      parts.push(`[${part.join(',')}]`);
+      part = [];
+      chars = 0;
+    }
+    part.push(entry);
+    chars += entry.length + 1;
+  }
+  parts.push(`[${part.join(',')}]`);
+  return parts.map((json, i) => ({
+    partitionKey,
+    rowKey: keyOf(seq, i),
+    outcomes: json,
+    ...(i === parts.length - 1 ? { last: true, ...(window ? { from: window[0], to: window[1] } : {}) } : {}),
+  }));
+}
 
 /** The app's store: the batch as a blob (`imports/{id}/items.json`), outcomes and the window in Table storage. */
 export class AzureImportStore implements ImportStore {
@@ -135,38 +168,7 @@ export class AzureImportStore implements ImportStore {
     window: [number, number] | null,
   ): Promise<void> {
     await this.table();
-    const partitionKey = `import_${id}`;
-    // One row per commit — its outcomes and the window — split only past a property's size: Table storage's cost
-    // is per entity and per request, and one entity per item made the ledger cost more than the mutations
-    // (docs/benchmarks.md#import).
-    const parts: string[] = [];
-    let part: string[] = [];
-    let chars = 0;
-    for (const o of outcomes) {
-      const entry = JSON.stringify(
-        o.message
-          ? [o.index, CODE_OF[o.state], o.code ?? '', o.message]
-          : o.code
-            ? [o.index, CODE_OF[o.state], o.code]
-            : [o.index, CODE_OF[o.state]],
-      );
-      if (chars + entry.length + 1 > MAX_ROW_CHARS) {
-        parts.push(`[${part.join(',')}]`);
-        part = [];
-        chars = 0;
-      }
-      part.push(entry);
-      chars += entry.length + 1;
-    }
-    parts.push(`[${part.join(',')}]`);
-    const rows = parts.map((json, i) => ({
-      partitionKey,
-      rowKey: keyOf(seq, i),
-      outcomes: json,
-      ...(i === parts.length - 1
-        ? { last: true, ...(window ? { from: window[0], to: window[1] } : {}) }
-        : {}),
-    }));
+    const rows = commitRows(id, seq, outcomes, window);
     if (rows.length === 1) {
       await this.client.upsertEntity(rows[0], 'Replace');
       return;
@@ -180,23 +182,16 @@ export class AzureImportStore implements ImportStore {
 
   async begin(id: string, window: [number, number], attempt: string): Promise<boolean> {
     await this.table();
-    const partitionKey = `import_${id}`;
+    // The first commit's one row (no outcomes yet), marked with the attempt that writes it.
+    const [row] = commitRows(id, 0, [], window);
     try {
-      await this.client.createEntity({
-        partitionKey,
-        rowKey: FIRST_ROW,
-        outcomes: '[]',
-        last: true,
-        from: window[0],
-        to: window[1],
-        attempt,
-      });
+      await this.client.createEntity({ ...row, attempt });
       return true;
     } catch (err) {
       if (statusOf(err) !== 409) throw err;
       // The SDK retries a write whose answer was lost: the row may be this very call's.
-      const row = await this.client.getEntity<{ attempt?: string }>(partitionKey, FIRST_ROW);
-      return row.attempt === attempt;
+      const found = await this.client.getEntity<{ attempt?: string }>(row.partitionKey, row.rowKey);
+      return found.attempt === attempt;
     }
   }
 }
