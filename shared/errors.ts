@@ -244,6 +244,9 @@ export const codeOf = (err: unknown): ErrorCode => {
     : 'storage_unavailable';
 };
 
+/** The HTTP status a storage SDK's error (a RestError) carries: 404, 409, 412 are answers a caller expects. */
+export const statusOf = (err: unknown): number | undefined => (err as { statusCode?: number }).statusCode;
+
 /**
  * The few error classes of the app. Each has a stable `code`, the HTTP status where one fits, and keeps
  * its `cause`. Messages say what to do and never carry a token or secret.

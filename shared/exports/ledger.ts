@@ -2,7 +2,7 @@ import type { TableClient, TableEntityResult } from '@azure/data-tables';
 import type { TokenCredential } from '@azure/identity';
 import { createHash } from 'node:crypto';
 import type { AppConfig } from '../config';
-import { ConfigError } from '../errors';
+import { ConfigError, statusOf } from '../errors';
 import { lazyTable } from '../state/lazy';
 import { tableClient } from '../state/table-service';
 
@@ -24,7 +24,6 @@ export interface SlotHolder {
 
 const TABLE = 'exportledger';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 /**
  * What the export webhook remembers between requests, in Table Storage: Idempotency-Keys (per caller, as
@@ -67,13 +66,13 @@ export class ExportLedger {
         await this.client.createEntity({ partitionKey, rowKey, ...record });
         return 'claimed';
       } catch (err) {
-        if (status(err) !== 409) throw err;
+        if (statusOf(err) !== 409) throw err;
       }
       let existing: TableEntityResult<KeyRecord>;
       try {
         existing = await this.client.getEntity<KeyRecord>(partitionKey, rowKey);
       } catch (err) {
-        if (status(err) === 404) continue; // released meanwhile
+        if (statusOf(err) === 404) continue; // released meanwhile
         throw err;
       }
       if (nowMs - Date.parse(existing.createdAt) < IDEMPOTENCY_SECONDS * 1000)
@@ -85,7 +84,7 @@ export class ExportLedger {
         });
         return 'claimed';
       } catch (err) {
-        if (status(err) !== 412) throw err;
+        if (statusOf(err) !== 412) throw err;
       }
     }
     throw new Error('the Idempotency-Key is being claimed by concurrent requests; retry');
@@ -93,7 +92,7 @@ export class ExportLedger {
 
   async releaseKey(scope: string, key: string): Promise<void> {
     await this.client.deleteEntity(`key_${scope}`, sha(key)).catch((err: unknown) => {
-      if (status(err) !== 404) throw err;
+      if (statusOf(err) !== 404) throw err;
     });
   }
 
@@ -123,7 +122,7 @@ export class ExportLedger {
         await this.client.createEntity({ partitionKey, rowKey: String(i), ...holder });
         return true;
       } catch (err) {
-        if (status(err) !== 409) throw err;
+        if (statusOf(err) !== 409) throw err;
       }
     }
     for (const [rowKey, slot] of held) {
@@ -136,7 +135,7 @@ export class ExportLedger {
           await this.client.updateEntity({ partitionKey, rowKey, ...holder }, 'Replace', { etag: slot.etag });
           return true;
         } catch (err) {
-          if (status(err) !== 412 && status(err) !== 404) throw err;
+          if (statusOf(err) !== 412 && statusOf(err) !== 404) throw err;
         }
       }
     }
@@ -154,7 +153,7 @@ export class ExportLedger {
       await this.client
         .deleteEntity(`slot_${tenant}`, String(slot.rowKey), { etag: slot.etag })
         .catch((err: unknown) => {
-          if (status(err) !== 404 && status(err) !== 412) throw err;
+          if (statusOf(err) !== 404 && statusOf(err) !== 412) throw err;
         });
     }
   }

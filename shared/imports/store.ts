@@ -1,6 +1,7 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
+import { statusOf } from '../errors';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';
 
@@ -68,7 +69,6 @@ const rowSchema = z.array(
 
 /** A commit's rows, in order: `c_{seq}_{part}`; the window is on its last part. */
 const keyOf = (seq: number, part: number) => `c_${pad(seq)}_${String(part).padStart(4, '0')}`;
-const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 /** The rows one commit writes, the window on the last: the same shape for `commit` and `begin`. */
 function commitRows(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) {

@@ -2,6 +2,7 @@ import type { TableClient } from '@azure/data-tables';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { statusOf } from '../errors';
 import { lazyTable } from './lazy';
 
 /** What may be known about a delegated session outside the secret store: never a token. */
@@ -38,7 +39,7 @@ export class TableSessionMetadataStore implements SessionMetadataStore {
       const entity = await table.getEntity<{ json: string }>(PARTITION, tenant);
       return sessionMetadataSchema.parse(JSON.parse(entity.json));
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      if (statusOf(err) === 404) return undefined;
       throw err;
     }
   }

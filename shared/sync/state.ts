@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { schemaFindingsSchema } from '../runs/history';
+import { statusOf } from '../errors';
 import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
@@ -238,7 +239,7 @@ export class BlobSyncStateStore implements SyncStateStore {
     try {
       return await (await this.container()).getBlobClient(name).downloadToBuffer();
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+      if (statusOf(err) === 404) return undefined;
       throw err;
     }
   }
@@ -344,18 +345,17 @@ export class BlobSyncStateStore implements SyncStateStore {
   // Every instance of the app shares the container: a lease on `{tenant}/start.lock` is held by one at a time.
   async exclusively<T>(tenant: string, work: () => Promise<T>): Promise<Exclusive<T>> {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, 'start.lock'));
-    const status = (err: unknown) => (err as { statusCode?: number }).statusCode;
     try {
       await blob.upload('', 0, { conditions: { ifNoneMatch: '*' } });
     } catch (err) {
       // 409: it exists and is leased; 412: it exists.
-      if (status(err) !== 409 && status(err) !== 412) throw err;
+      if (statusOf(err) !== 409 && statusOf(err) !== 412) throw err;
     }
     const lease = blob.getBlobLeaseClient();
     try {
       await lease.acquireLease(START_LEASE_SECONDS);
     } catch (err) {
-      if (status(err) === 409) return { ran: false };
+      if (statusOf(err) === 409) return { ran: false };
       throw err;
     }
     try {
