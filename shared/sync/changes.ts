@@ -2,7 +2,14 @@ import { UpstreamError } from '../errors';
 import { noCounts, type StreamCounts } from './counts';
 import { pathGetter } from '../graphql/pager';
 import { changeIdFor, deletionIdOf, recordJson } from './fingerprint';
-import { EntryWriter, forEachEntry, MAX_ID_BYTES, Snapshot } from './snapshot';
+import {
+  EntryWriter,
+  forEachEntry,
+  markedMissing,
+  MAX_ID_BYTES,
+  SnapshotIndex,
+  type PreviousSnapshot,
+} from './snapshot';
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
@@ -79,16 +86,25 @@ export class ChangeDetector {
     // that is every record, and formatting cost three times the parsing.
     return this.highWaterMs === -Infinity ? undefined : new Date(this.highWaterMs).toISOString();
   }
-  private previous: Snapshot;
+  private previous: SnapshotIndex;
+  private readonly again: () => AsyncIterable<Buffer>;
   private readonly pageEntries = new EntryWriter();
   private readonly ids?: IdSet;
 
+  /** `previous`: the last pass's snapshot, as an index and its entries to read again, or its entries in memory. */
   constructor(
     readonly stream: string,
-    previous: Buffer | undefined,
+    previous: PreviousSnapshot | Buffer | undefined,
     private readonly options: ChangeDetectorOptions,
   ) {
-    this.previous = new Snapshot(previous);
+    const held = previous === undefined || Buffer.isBuffer(previous) ? previous : undefined;
+    this.previous = held || !previous ? SnapshotIndex.of(held) : (previous as PreviousSnapshot).index;
+    this.again =
+      held || !previous
+        ? async function* () {
+            if (held) yield held;
+          }
+        : (previous as PreviousSnapshot).again;
     if (options.repeats) this.ids = new IdSet();
     this.idAt = pathGetter(options.idPath);
     this.highWaterAt = pathGetter(options.highWaterField ?? '');
@@ -187,18 +203,20 @@ export class ChangeDetector {
     if (!Number.isNaN(resumedMs)) this.highWaterMs = resumedMs;
   }
 
-  /** After the last page: the deletions, as `unseen` says. The entries kept come from `kept()`. */
-  finish(unseen: Unseen): Change[] {
+  /**
+   * After the last page: the deletions, as `unseen` says (the previous entries read again). The entries kept come
+   * from `kept()`.
+   */
+  async finish(unseen: Unseen): Promise<Change[]> {
     const deletions: Change[] = [];
-    if (unseen !== 'keep')
-      for (const i of this.previous.unmarked()) {
-        if (unseen === 'confirm' && !this.previous.missingAt(i)) continue;
-        const id = this.previous.idAt(i);
-        deletions.push(change(this.stream, 'deleted', id, deletionIdOf(this.previous.hashAt(i))));
+    if (unseen !== 'keep' && this.previous.count)
+      for await (const entry of this.previous.unseenEntries(this.again())) {
+        if (unseen === 'confirm' && !entry.missing) continue;
+        deletions.push(change(this.stream, 'deleted', entry.id, deletionIdOf(entry.hash)));
       }
     this.counts.deleted = deletions.length;
     this.unseen = unseen;
-    if (unseen === 'delete') this.previous = new Snapshot(); // nothing of it is kept: free it now
+    if (unseen === 'delete') this.previous = SnapshotIndex.of(undefined); // nothing of it is kept: free it now
     return deletions;
   }
 
@@ -210,18 +228,18 @@ export class ChangeDetector {
    */
   async *kept(): AsyncGenerator<Buffer> {
     const previous = this.previous;
-    this.previous = new Snapshot();
-    if (this.unseen === 'delete') return;
+    this.previous = SnapshotIndex.of(undefined);
+    if (this.unseen === 'delete' || previous.count === 0) return;
     // Kept as they are (an incremental pass): the stored bytes themselves, flags unchanged.
     if (this.unseen === 'keep') {
-      yield* previous.unmarkedBytes();
+      yield* previous.unseenRuns(this.again());
       return;
     }
     const chunk: Buffer[] = [];
     let size = 0;
-    for (const i of previous.unmarked()) {
-      if (previous.missingAt(i)) continue; // missed twice: deleted
-      const entry = previous.entryAt(i, true);
+    for await (const { missing, bytes } of previous.unseenEntries(this.again())) {
+      if (missing) continue; // missed twice: deleted
+      const entry = markedMissing(bytes);
       chunk.push(entry);
       size += entry.length;
       if (size >= 1 << 20) {

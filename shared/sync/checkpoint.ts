@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { noCounts, streamCountsSchema, type StreamCounts } from './counts';
 
@@ -182,7 +181,3 @@ export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Chec
 export async function* logEntries(log: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   for await (const { entries } of logRecords(log)) if (entries.length) yield entries;
 }
-
-/** Identifies the stored snapshot a pass started from; 'none' when there was none. */
-export const snapshotDigest = (snapshot: Buffer | undefined): string =>
-  snapshot ? createHash('sha256').update(snapshot).digest('hex').slice(0, 32) : 'none';

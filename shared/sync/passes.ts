@@ -34,11 +34,11 @@ export function catalogDigest(s: StreamDefinition): string {
  */
 export function passFor(
   stream: StreamDefinition,
-  stored: { meta: SnapshotMeta; entries?: Buffer },
+  stored: { meta: SnapshotMeta; exists: boolean },
   options: { nowMs: number; policy: PassPolicy; forceFull?: boolean },
 ): { pass: 'full' } | { pass: 'incremental'; since: string } {
   const { meta } = stored;
-  if (!stream.incremental || options.forceFull || !stored.entries) return { pass: 'full' };
+  if (!stream.incremental || options.forceFull || !stored.exists) return { pass: 'full' };
   if (meta.catalog !== catalogDigest(stream) || !meta.highWater || !meta.fullPassAt) return { pass: 'full' };
   const last = Date.parse(meta.fullPassAt);
   const age = options.nowMs - last;

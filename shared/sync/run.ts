@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
-import { bounded, codeOf, GraphqlErrors } from '../errors';
+import { bounded, codeOf, GraphqlErrors, IntegrationError } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { silentLogger, type Logger } from '../log';
@@ -9,7 +9,7 @@ import { removedFromErrors } from '../catalog/drift';
 import { parseStreams, type StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
 import { noCounts, type StreamCounts } from './counts';
-import { decodeCheckpoint, encodeRecord, logEntries, snapshotDigest, type PageRecord } from './checkpoint';
+import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
 import { inSpan, setFields } from '../telemetry';
 import {
   catalogDigest,
@@ -21,7 +21,7 @@ import {
   type PassPolicy,
 } from './passes';
 import { prefetch } from './prefetch';
-import { readSnapshotFile, snapshotHeader, type SnapshotMeta } from './snapshot';
+import { SnapshotIndex, snapshotHeader, StoredSnapshot, type SnapshotMeta } from './snapshot';
 import type { ChangeSink, RunManifest, WriteOutcome } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
 
@@ -176,14 +176,19 @@ export async function syncStream(
   let pass: PassKind | undefined;
   try {
     sink.drop?.(run.runId, name); // pages held by an earlier attempt of this pass come again from its checkpoint
-    let stored = await state.readSnapshot(tenant, name);
-    const digest = snapshotDigest(stored);
     const log = await state.readCheckpoint(tenant, name);
     let cp = log && (await decodeCheckpoint(log));
     if (cp && cp.runId !== run.runId) cp = undefined; // an older run's leftovers: this pass starts afresh
     // Begun with another definition of the stream (changed since): the pass starts over with this one.
     if (cp && !cp.done && !cp.sealing && cp.catalog && cp.catalog !== catalogDigest(stream)) cp = undefined;
     if (cp?.done) return { stream: name, ok: true, done: true, counts: cp.done.counts, pass: cp.pass };
+    const full = cp?.full ?? run.full;
+    // The previous snapshot streams into its index (not when this pass starts over); its digest names it.
+    const stored = new StoredSnapshot(await state.readSnapshot(tenant, name));
+    const index = new SnapshotIndex();
+    for await (const entries of stored.entries()) if (!full) index.add(entries);
+    index.seal();
+    const digest = stored.digest;
     if (cp?.sealing && cp.previousDigest !== digest) {
       // Died after storing the new snapshot: only the sink's seal and the done mark are left.
       const counts = { ...cp.sealing.counts };
@@ -191,9 +196,7 @@ export async function syncStream(
       await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts }));
       return { stream: name, ok: true, done: true, counts, pass: cp.pass };
     }
-    const full = cp?.full ?? run.full;
-    const previous = readSnapshotFile(full ? undefined : stored);
-    stored = undefined;
+    const previous = { meta: full ? {} : stored.meta, exists: !full && stored.digest !== 'none' };
     const chosen = cp
       ? cp.pass === 'incremental' && cp.since
         ? { pass: 'incremental' as const, since: cp.since }
@@ -204,11 +207,25 @@ export async function syncStream(
           forceFull: run.fullPass,
         });
     pass = chosen.pass;
-    const d = new ChangeDetector(name, previous.entries, {
-      idPath: stream.idPath,
-      repeats: stream.pagination === 'offset' || stream.pagination === 'page',
-      highWaterField: stream.incremental?.field,
-    });
+    // Its ids and whole hashes are read again when the pass ends (deletions, the entries kept): the same bytes.
+    const again = async function* () {
+      const reread = new StoredSnapshot(await state.readSnapshot(tenant, name));
+      yield* reread.entries();
+      if (reread.digest !== digest)
+        throw new IntegrationError(
+          'storage_unavailable',
+          `the stored snapshot of ${name} changed while the pass ran; the next run reads it again`,
+        );
+    };
+    const d = new ChangeDetector(
+      name,
+      { index, again },
+      {
+        idPath: stream.idPath,
+        repeats: stream.pagination === 'offset' || stream.pagination === 'page',
+        highWaterField: stream.incremental?.field,
+      },
+    );
     detector = d; // the previous entries are the detector's from here on, which lets them go when done
     let page = 0;
     let cursor: string | null = null;
@@ -335,7 +352,7 @@ export async function syncStream(
         reason: chosen.pass === 'incremental' ? 'incremental' : unseen === 'confirm' ? 'confirm' : 'moved',
         count: d.repeated,
       });
-    const deletions = d.finish(unseen);
+    const deletions = await d.finish(unseen);
     if (deletions.length) {
       // The page after the last listed one: the same number on every retry, so the sink replaces it.
       setAside(

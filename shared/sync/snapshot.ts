@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CONTENT_HASH_BYTES } from './fingerprint';
 
 /**
@@ -22,22 +23,81 @@ export interface SnapshotMeta {
   fullPassAt?: string;
 }
 
-// 'TISN' then a u32 length and the JSON. A snapshot without it (written before there was one) is all entries: its
-// first id would have to be 21 577 bytes long and start with "SN" to be taken for one.
+// 'TISN' then a u32 length and the JSON.
 const MAGIC = Buffer.from('TISN');
 
-/** A stored snapshot's header and entries. */
-export function readSnapshotFile(bytes: Buffer | undefined): { meta: SnapshotMeta; entries?: Buffer } {
-  if (!bytes) return { meta: {} };
-  if (bytes.length < 8 || !bytes.subarray(0, 4).equals(MAGIC)) return { meta: {}, entries: bytes };
-  const length = bytes.readUInt32BE(4);
-  let meta: SnapshotMeta = {};
-  try {
-    meta = JSON.parse(bytes.toString('utf8', 8, 8 + length)) as SnapshotMeta;
-  } catch {
-    // unreadable: the next pass is a full one, which writes a good header
+/**
+ * A stored snapshot read as it streams: its header, then its entries in chunks of whole entries, never the whole
+ * of it in memory. Once read to the end, `digest` identifies the bytes (what a pass records it started from).
+ */
+export class StoredSnapshot {
+  meta: SnapshotMeta = {};
+  private readonly hash = createHash('sha256');
+  private read?: string;
+
+  constructor(private readonly chunks: AsyncIterable<Buffer> | undefined) {}
+
+  /** 'none' when there was no snapshot; a digest of its bytes once `entries()` has been read to the end. */
+  get digest(): string {
+    if (!this.chunks) return 'none';
+    if (this.read === undefined) throw new Error('the snapshot has not been read to its end');
+    return this.read;
   }
-  return { meta, entries: bytes.subarray(8 + length) };
+
+  async *entries(): AsyncGenerator<Buffer> {
+    if (!this.chunks) return;
+    let head: Buffer | undefined = Buffer.alloc(0); // the bytes read before the header is complete
+    let cut = Buffer.alloc(0); // an entry cut between two chunks
+    const split = function* (bytes: Buffer): Generator<Buffer> {
+      let at = 0;
+      // Only an entry cut between two chunks is joined: the chunks' other bytes are yielded as views.
+      while (cut.length && at < bytes.length) {
+        const want = cut.length < 2 ? 2 : entryEnd(cut, 0);
+        const take = Math.min(want - cut.length, bytes.length - at);
+        cut = Buffer.concat([cut, bytes.subarray(at, at + take)]);
+        at += take;
+        if (cut.length >= 2 && cut.length === entryEnd(cut, 0)) {
+          yield cut;
+          cut = Buffer.alloc(0);
+        }
+      }
+      let end = at;
+      while (end + 2 <= bytes.length && entryEnd(bytes, end) <= bytes.length) end = entryEnd(bytes, end);
+      if (end > at) yield bytes.subarray(at, end);
+      if (end < bytes.length) cut = Buffer.concat([cut, bytes.subarray(end)]);
+    };
+    for await (const chunk of this.chunks) {
+      this.hash.update(chunk);
+      if (head) {
+        head = Buffer.concat([head, chunk]);
+        const body = this.header(head, false);
+        if (body === undefined) continue;
+        const rest = head.subarray(body);
+        head = undefined;
+        yield* split(rest);
+      } else yield* split(chunk);
+    }
+    if (head) yield* split(head.subarray(this.header(head, true)));
+    if (cut.length) throw new Error('snapshot is truncated');
+    this.read = this.hash.digest('hex').slice(0, 32);
+  }
+
+  /** Where the entries start, once the bytes so far say; a snapshot written before headers is all entries. */
+  private header(head: Buffer, final: boolean): number | undefined {
+    // A snapshot without it (written before there was one) is all entries: its first id would have to be 21 577
+    // bytes long and start with "SN" to be taken for one.
+    if (head.length < 8)
+      return head.length >= 4 && !head.subarray(0, 4).equals(MAGIC) ? 0 : final ? 0 : undefined;
+    if (!head.subarray(0, 4).equals(MAGIC)) return 0;
+    const length = head.readUInt32BE(4);
+    if (head.length < 8 + length) return final ? head.length : undefined;
+    try {
+      this.meta = JSON.parse(head.toString('utf8', 8, 8 + length)) as SnapshotMeta;
+    } catch {
+      // unreadable: the next pass is a full one, which writes a good header
+    }
+    return 8 + length;
+  }
 }
 
 export function snapshotHeader(meta: SnapshotMeta): Buffer {
@@ -49,161 +109,194 @@ export function snapshotHeader(meta: SnapshotMeta): Buffer {
 }
 
 /**
- * A stream's state, id → content hash, in one compact buffer: entries of [u16 id length][id utf8][16-byte hash].
- * A million records are ~29 MB of bytes and a 6.7 MB index, not a million JavaScript objects, and the whole state
- * is one storage object (one round trip per run, not one per record). A full pass holds it beside everything
- * else, so the index is one Int32Array: each slot holds an entry's byte offset + 1, negated once the entry is
- * seen in this pass. An entry is named by its slot.
+ * What a pass needs in memory of the previous snapshot: each entry's fingerprints, not its bytes. A stream's state
+ * is stored as entries of [u16 id length][id utf8][16-byte hash], one storage object (one round trip per run, not
+ * one per record); a full pass holds this index of it beside everything else, so it is typed arrays only:
+ * 16 bytes an entry (64 bits of the id, the first 64 of its hash) and a 6.7 MB table at a million — 23 MB, where the
+ * entries themselves are 29 MB with the sandbox's short ids and twice that with UUIDs. The ids and whole hashes
+ * are read again, streamed from storage, when the pass ends (deletions and what it keeps): `StoredSnapshot`.
+ * An entry is named by its number in stored order. Two ids sharing 64 bits (one chance in 2^64 a pair) would be
+ * taken for one.
  */
-export class Snapshot {
-  readonly count: number;
-  private readonly table: Int32Array;
-  private readonly duplicates: number[] = [];
+export class SnapshotIndex {
+  count = 0;
+  /**
+   * Four words an entry: the id's two 32-bit hashes, then the first 8 bytes of its content hash; in pages of 2^16
+   * entries (1 MiB), so that the index grows as the snapshot streams in without a copy of what it holds so far.
+   */
+  private readonly pages: Uint32Array[] = [];
+  /** Open addressing, each slot an entry number + 1. */
+  private table = new Int32Array(0);
+  /** An entry's state in this pass: UNSEEN, SEEN, or SECOND — an id stored twice, whose later entry is ignored. */
+  private state = new Uint8Array(0);
 
-  constructor(readonly bytes: Buffer = Buffer.alloc(0)) {
-    let count = 0;
-    for (let at = 0; at < bytes.length; count++) {
-      at = entryEnd(bytes, at);
-      if (at > bytes.length) throw new Error('snapshot is truncated');
+  /** The index of entries held in one buffer (a test's, or a first page's). */
+  static of(entries: Buffer | undefined): SnapshotIndex {
+    const index = new SnapshotIndex();
+    if (entries) index.add(entries);
+    return index.seal();
+  }
+
+  /** Adds a chunk of whole entries, in stored order (before `seal`). */
+  add(entries: Buffer): void {
+    for (let at = 0; at < entries.length;) {
+      const len = idLength(entries, at);
+      const end = at + 2 + len + CONTENT_HASH_BYTES;
+      if (end > entries.length) throw new Error('snapshot is truncated');
+      const k = this.count++;
+      if ((k & PAGE_MASK) === 0) this.pages.push(new Uint32Array(4 << PAGE_BITS));
+      const page = this.pages[k >>> PAGE_BITS];
+      const p = (k & PAGE_MASK) << 2;
+      page[p] = idHashA(entries, at + 2, len);
+      page[p + 1] = idHashB(entries, at + 2, len);
+      page[p + 2] = entries.readUInt32LE(at + 2 + len);
+      page[p + 3] = entries.readUInt32LE(at + 6 + len);
+      at = end;
     }
-    this.count = count;
+  }
+
+  /** Every entry added: the table is built. */
+  seal(): this {
     // Open addressing at a load of at most 0.6 (0.7 cost a third more CPU per lookup): sized to the count, as a
     // power of two would double the table just past 2^20 entries.
-    this.table = new Int32Array(count === 0 ? 0 : Math.ceil(count / LOAD) + 1);
-    for (let o = 0; o < bytes.length; o = entryEnd(bytes, o)) {
-      const len = idLength(bytes, o);
-      let slot = this.home(bytes, o + 2, len);
-      let duplicate = false;
-      for (let v; (v = this.table[slot]) !== 0; slot = this.next(slot)) {
-        const p = v - 1;
-        if (
-          idLength(bytes, p) === len &&
-          bytes.compare(bytes, o + 2, o + 2 + len, p + 2, p + 2 + len) === 0
-        ) {
-          duplicate = true;
-          break;
-        }
-      }
+    this.table = new Int32Array(this.count === 0 ? 0 : Math.ceil(this.count / LOAD) + 1);
+    this.state = new Uint8Array(this.count);
+    for (let k = 0; k < this.count; k++) {
+      const page = this.pages[k >>> PAGE_BITS];
+      const p = (k & PAGE_MASK) << 2;
+      const slot = this.slotOf(page[p], page[p + 1]);
       // An id the server listed twice in one pass is stored twice; only its first entry is indexed, and the
       // other is neither reported as deleted nor kept.
-      if (duplicate) this.duplicates.push(o);
-      else this.table[slot] = o + 1;
+      if (this.table[slot] !== 0) this.state[k] = SECOND;
+      else this.table[slot] = k + 1;
+    }
+    return this;
+  }
+
+  /** The slot holding the id with these hashes, or the empty slot where it would go. */
+  private slotOf(a: number, b: number): number {
+    for (let slot = this.home(a); ; slot = this.next(slot)) {
+      const v = this.table[slot];
+      if (v === 0) return slot;
+      const page = this.pages[(v - 1) >>> PAGE_BITS];
+      const p = ((v - 1) & PAGE_MASK) << 2;
+      if (page[p] === a && page[p + 1] === b) return slot;
     }
   }
 
   /** (hash × size) / 2^32: an id's first slot, for a table of any size. */
-  private home(b: Buffer, start: number, length: number): number {
-    return (fnv(b, start, length) * this.table.length * 2.3283064365386963e-10) | 0;
+  private home(a: number): number {
+    return (a * this.table.length * 2.3283064365386963e-10) | 0;
   }
 
   private next(slot: number): number {
     return slot + 1 === this.table.length ? 0 : slot + 1;
   }
 
-  private offsetAt(slot: number): number {
-    return Math.abs(this.table[slot]) - 1;
-  }
-
-  /** The slot of an id's entry, or -1. */
+  /** The number of an id's entry, or -1. */
   find(id: Buffer): number {
     if (this.count === 0) return -1;
-    for (let slot = this.home(id, 0, id.length); ; slot = this.next(slot)) {
-      const v = this.table[slot];
-      if (v === 0) return -1;
-      const o = Math.abs(v) - 1;
-      const len = idLength(this.bytes, o);
-      if (len === id.length && this.bytes.compare(id, 0, len, o + 2, o + 2 + len) === 0) return slot;
-    }
+    return this.table[this.slotOf(idHashA(id, 0, id.length), idHashB(id, 0, id.length))] - 1;
   }
 
-  /** Whether the entry's hash is this change id's 128 bits (compared as bytes, nothing allocated). */
-  hasChangeId(slot: number, changeId: string): boolean {
-    const o = this.offsetAt(slot);
-    const start = o + 2 + idLength(this.bytes, o);
-    SCRATCH.write(changeId, 0, CONTENT_HASH_BYTES, 'hex');
-    return this.bytes.compare(SCRATCH, 0, CONTENT_HASH_BYTES, start, start + CONTENT_HASH_BYTES) === 0;
-  }
-
-  hashAt(slot: number): Buffer {
-    const o = this.offsetAt(slot);
-    const start = o + 2 + idLength(this.bytes, o);
-    return this.bytes.subarray(start, start + CONTENT_HASH_BYTES);
-  }
-
-  idAt(slot: number): string {
-    const o = this.offsetAt(slot);
-    return this.bytes.toString('utf8', o + 2, o + 2 + idLength(this.bytes, o));
-  }
-
-  /** The record was missing from the last pass already (an offset or page pass without a total). */
-  missingAt(slot: number): boolean {
-    return (this.bytes.readUInt16BE(this.offsetAt(slot)) & MISSING) !== 0;
-  }
-
-  /** The entry as stored, with its "missing once" flag set or cleared. */
-  entryAt(slot: number, missing: boolean): Buffer {
-    const o = this.offsetAt(slot);
-    const entry = Buffer.from(this.bytes.subarray(o, entryEnd(this.bytes, o)));
-    entry.writeUInt16BE(idLength(entry, 0) | (missing ? MISSING : 0), 0);
-    return entry;
+  /** Whether the entry's hash begins with this change id's (64 bits compared, nothing allocated). */
+  hasChangeId(entry: number, changeId: string): boolean {
+    SCRATCH.write(changeId, 0, 8, 'hex');
+    const page = this.pages[entry >>> PAGE_BITS];
+    const p = (entry & PAGE_MASK) << 2;
+    return page[p + 2] === SCRATCH.readUInt32LE(0) && page[p + 3] === SCRATCH.readUInt32LE(4);
   }
 
   /** Marks an entry as present in this run; false when it was already marked (a duplicate). */
-  mark(slot: number): boolean {
-    if (this.table[slot] < 0) return false;
-    this.table[slot] = -this.table[slot];
+  mark(entry: number): boolean {
+    if (this.state[entry] !== UNSEEN) return false;
+    this.state[entry] = SEEN;
     return true;
   }
 
-  /** The slot of the entry stored at byte offset o (an indexed one). */
-  private slotOf(o: number): number {
-    let slot = this.home(this.bytes, o + 2, idLength(this.bytes, o));
-    while (this.offsetAt(slot) !== o) slot = this.next(slot);
-    return slot;
+  /**
+   * The entries this pass has not seen, from the stored snapshot read again (`chunks`, whole entries, the ones the
+   * index was built from): after a complete pass, the deleted records. In stored order.
+   */
+  async *unseenEntries(chunks: AsyncIterable<Buffer>): AsyncGenerator<UnseenEntry> {
+    let k = 0;
+    for await (const chunk of chunks)
+      for (let at = 0; at < chunk.length; at = entryEnd(chunk, at), k++) {
+        this.check(k);
+        if (this.state[k] !== UNSEEN) continue;
+        const len = idLength(chunk, at);
+        // Copies: a chunk may be reused for the next one (shared/sync/state.ts).
+        yield {
+          id: chunk.toString('utf8', at + 2, at + 2 + len),
+          hash: Buffer.from(chunk.subarray(at + 2 + len, at + 2 + len + CONTENT_HASH_BYTES)),
+          missing: (chunk.readUInt16BE(at) & MISSING) !== 0,
+          bytes: Buffer.from(chunk.subarray(at, entryEnd(chunk, at))),
+        };
+      }
+    this.check(k, true);
   }
 
   /**
-   * The byte offsets of the indexed entries seen in this pass, or of those not seen, ascending — from the table,
-   * not a walk over a million ids: a full pass sees nearly all, an incremental one nearly none.
+   * The unseen entries as they are stored, in runs of adjacent ones, each run one copy (a chunk may be reused for
+   * the next one): an incremental pass keeps nearly every entry, and one Buffer per entry made its peak RSS the
+   * full pass's and more.
    */
-  private offsets(seen: boolean): Int32Array {
-    const table = this.table;
-    let n = 0;
-    for (let slot = 0; slot < table.length; slot++) if (table[slot] !== 0 && table[slot] < 0 === seen) n++;
-    const out = new Int32Array(n);
-    n = 0;
-    for (let slot = 0; slot < table.length; slot++)
-      if (table[slot] !== 0 && table[slot] < 0 === seen) out[n++] = this.offsetAt(slot);
-    return out.sort();
-  }
-
-  /** Entries not marked, in stored order: after a complete pass, the deleted records. */
-  *unmarked(): Generator<number> {
-    for (const o of this.offsets(false)) yield this.slotOf(o);
-  }
-
-  /**
-   * The unmarked entries as they are stored, in runs of adjacent ones: views into the snapshot, no copy (an
-   * incremental pass keeps nearly every entry; one Buffer per entry made its peak RSS the full pass's and more).
-   * An id's second entry is not kept.
-   */
-  *unmarkedBytes(): Generator<Buffer> {
-    // The seen entries and the second entries, both ascending, merged: what lies between them is kept.
-    const seen = this.offsets(true);
-    const twice = this.duplicates;
-    let from = 0;
-    for (let i = 0, j = 0; i < seen.length || j < twice.length;) {
-      const o = j >= twice.length || (i < seen.length && seen[i] < twice[j]) ? seen[i++] : twice[j++];
-      if (o > from) yield this.bytes.subarray(from, o);
-      from = entryEnd(this.bytes, o);
+  async *unseenRuns(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    let k = 0;
+    for await (const chunk of chunks) {
+      let from = -1;
+      let at = 0;
+      for (; at < chunk.length; at = entryEnd(chunk, at), k++) {
+        this.check(k);
+        if (this.state[k] === UNSEEN) {
+          if (from < 0) from = at;
+        } else if (from >= 0) {
+          yield Buffer.from(chunk.subarray(from, at));
+          from = -1;
+        }
+      }
+      if (from >= 0) yield Buffer.from(chunk.subarray(from, at));
     }
-    if (from < this.bytes.length) yield this.bytes.subarray(from);
+    this.check(k, true);
+  }
+
+  /** The snapshot read again must be the one indexed: as many entries (its digest is checked by its reader). */
+  private check(k: number, end = false): void {
+    if (end ? k !== this.count : k >= this.count)
+      throw new Error(`the snapshot read again does not have the ${this.count} entries it had`);
   }
 }
 
+/** A copy of an entry with its "missing once" flag set: a record a pass did not see, kept to be confirmed. */
+export function markedMissing(entry: Buffer): Buffer {
+  const copy = Buffer.from(entry);
+  copy.writeUInt16BE(copy.readUInt16BE(0) | MISSING, 0);
+  return copy;
+}
+
+/** The previous snapshot as a pass sees it: its index, and its entries read again (streamed) when the pass ends. */
+export interface PreviousSnapshot {
+  index: SnapshotIndex;
+  /** The entries the index was built from, in chunks of whole entries; fails if they are not the same. */
+  again(): AsyncIterable<Buffer>;
+}
+
+/** A stored entry a pass did not see: its id, its 16-byte hash, its "missing once" flag and its bytes. */
+export interface UnseenEntry {
+  id: string;
+  hash: Buffer;
+  missing: boolean;
+  bytes: Buffer;
+}
+
 const LOAD = 0.6;
-/** A change id's bytes, to compare with an entry's: one buffer for every comparison. */
-const SCRATCH = Buffer.alloc(CONTENT_HASH_BYTES);
+const PAGE_BITS = 16;
+const PAGE_MASK = (1 << PAGE_BITS) - 1;
+const UNSEEN = 0;
+const SEEN = 1;
+const SECOND = 2;
+/** A change id's first bytes, to compare with an entry's: one buffer for every comparison. */
+const SCRATCH = Buffer.alloc(8);
 
 /** Entries in the snapshot format, one page at a time: what a page's checkpoint record carries. */
 export class EntryWriter {
@@ -243,12 +336,48 @@ export function forEachEntry(bytes: Buffer, visit: (id: Buffer, hash: Buffer) =>
   }
 }
 
-/** FNV-1a over bytes: fast, and spreads ids like `ctl-0000123` well. */
-function fnv(b: Buffer, start: number, length: number): number {
+/**
+ * An id's two 32-bit hashes, by two different algorithms so that ids colliding in one are no likelier to collide in
+ * the other: FNV-1a with a final mix (it spreads ids like `ctl-0000123` well, and places them in the table), and
+ * MurmurHash3's x86 32-bit.
+ */
+function idHashA(b: Buffer, start: number, length: number): number {
   let h = 0x811c9dc5;
   for (let i = start; i < start + length; i++) {
     h ^= b[i];
     h = Math.imul(h, 0x01000193);
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h >>> 0;
+}
+
+function idHashB(b: Buffer, start: number, length: number): number {
+  let h = 0x9747b28c;
+  const end = start + length;
+  let i = start;
+  for (; i + 4 <= end; i += 4) {
+    let k = b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24);
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, 0x1b873593);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (i < end) {
+    let k = b[i];
+    if (i + 1 < end) k ^= b[i + 1] << 8;
+    if (i + 2 < end) k ^= b[i + 2] << 16;
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, 0x1b873593);
+  }
+  h ^= length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }

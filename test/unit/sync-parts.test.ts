@@ -6,7 +6,14 @@ import { resolveStreams } from '../../shared/streams';
 import { SANDBOX_STREAMS } from '../../shared/streams/sandbox';
 import { ChangeDetector, changeJson } from '../../shared/sync/changes';
 import { changeIdFor, deletionIdOf, recordJson } from '../../shared/sync/fingerprint';
-import { EntryWriter, forEachEntry, Snapshot } from '../../shared/sync/snapshot';
+import { createHash } from 'node:crypto';
+import {
+  EntryWriter,
+  forEachEntry,
+  snapshotHeader,
+  SnapshotIndex,
+  StoredSnapshot,
+} from '../../shared/sync/snapshot';
 
 describe('change ids', () => {
   const fp = (stream: string, record: { id: string } & Record<string, unknown>) =>
@@ -42,67 +49,121 @@ describe('change ids', () => {
     expect(deletionIdOf(bytes(changeIdFor('controls', '1', json)))).toBe('db9843b87afd77314500901a78117c36');
   });
 
-  it("a change's JSON line is exactly JSON.stringify of the change, with or without its record", () => {
+  it("a change's JSON line is exactly JSON.stringify of the change, with or without its record", async () => {
     const d = new ChangeDetector('controls', undefined, { idPath: 'id' });
     const [created] = d.page([{ id: 'é"\n', nested: { list: [1, null, 'x'] } }]);
     expect(changeJson(created)).toBe(JSON.stringify(created));
     expect(JSON.parse(changeJson(created))).toEqual(created);
     const gone = new ChangeDetector('controls', d.takePageEntries(), { idPath: 'id' });
-    const [deleted] = gone.finish('delete');
+    const [deleted] = await gone.finish('delete');
     expect(changeJson(deleted)).toBe(JSON.stringify(deleted));
   });
 });
 
 describe('compact snapshot', () => {
-  it('round-trips 20 000 entries and finds each id, and only those', () => {
+  const all = async <T>(items: AsyncIterable<T>) => {
+    const out: T[] = [];
+    for await (const item of items) out.push(item);
+    return out;
+  };
+  const once = (bytes: Buffer) =>
+    (async function* () {
+      yield bytes;
+    })();
+  const entriesOf = (ids: string[]) => {
+    const w = new EntryWriter();
+    for (const id of ids) w.add(Buffer.from(id), changeIdFor('controls', id, recordJson({ id })));
+    return w.take();
+  };
+  const idsIn = (b: Buffer) => {
+    const out: string[] = [];
+    forEachEntry(b, (id) => out.push(id.toString()));
+    return out;
+  };
+
+  it('indexes 20 000 entries and finds each id, and only those; a changed hash is told apart', () => {
     const w = new EntryWriter();
     for (let i = 0; i < 20_000; i++)
       w.add(Buffer.from(`ctl-${i}`), changeIdFor('controls', `ctl-${i}`, String(i)));
-    const s = new Snapshot(w.take());
+    const s = SnapshotIndex.of(w.take());
     expect(s.count).toBe(20_000);
     for (const i of [0, 1, 9_999, 19_999]) {
       const at = s.find(Buffer.from(`ctl-${i}`));
-      expect(s.idAt(at)).toBe(`ctl-${i}`);
-      expect(s.hashAt(at).toString('hex')).toBe(changeIdFor('controls', `ctl-${i}`, String(i)));
+      expect(at).toBe(i); // entries are numbered in stored order
       expect(s.hasChangeId(at, changeIdFor('controls', `ctl-${i}`, String(i)))).toBe(true);
       expect(s.hasChangeId(at, changeIdFor('controls', `ctl-${i}`, String(i + 1)))).toBe(false);
     }
     expect(s.find(Buffer.from('ctl-20000'))).toBe(-1);
     expect(s.find(Buffer.from('ctl-'))).toBe(-1);
+    expect(s.find(Buffer.from(''))).toBe(-1);
   });
 
-  it('unmarked entries are the ones not seen; a truncated snapshot is an error, not silence', () => {
-    const w = new EntryWriter();
-    for (const id of ['a', 'b', 'c']) w.add(Buffer.from(id), changeIdFor('controls', id, recordJson({ id })));
-    const bytes = w.take();
-    const s = new Snapshot(bytes);
+  it('the entries not seen come from the snapshot read again, in stored order; a truncated one is an error', async () => {
+    const bytes = entriesOf(['a', 'b', 'c']);
+    const s = SnapshotIndex.of(bytes);
     expect(s.mark(s.find(Buffer.from('b')))).toBe(true);
     expect(s.mark(s.find(Buffer.from('b')))).toBe(false);
-    expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'c']);
-    expect(() => new Snapshot(bytes.subarray(0, 10))).toThrow('truncated');
+    const unseen = await all(s.unseenEntries(once(bytes)));
+    expect(unseen.map((e) => e.id)).toEqual(['a', 'c']);
+    expect(unseen[1].hash.toString('hex')).toBe(changeIdFor('controls', 'c', recordJson({ id: 'c' })));
+    expect(unseen[1].missing).toBe(false);
+    expect(() => SnapshotIndex.of(bytes.subarray(0, 10))).toThrow('truncated');
+    // Read again, the snapshot must be the one indexed.
+    await expect(all(s.unseenEntries(once(entriesOf(['a', 'b']))))).rejects.toThrow('3 entries');
+    await expect(all(s.unseenRuns(once(entriesOf(['a', 'b', 'c', 'd']))))).rejects.toThrow('3 entries');
   });
 
-  it('what a pass keeps and what it reports are in stored order; an id stored twice counts once', () => {
-    const w = new EntryWriter();
-    for (const id of ['a', 'x', 'b', 'x', 'c', 'd'])
-      w.add(Buffer.from(id), changeIdFor('controls', id, recordJson({ id })));
-    const s = new Snapshot(w.take());
+  it('what a pass keeps and what it reports are in stored order; an id stored twice counts once', async () => {
+    const bytes = entriesOf(['a', 'x', 'b', 'x', 'c', 'd']);
+    const s = SnapshotIndex.of(bytes);
     expect(s.count).toBe(6);
-    expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'x', 'b', 'c', 'd']);
+    expect((await all(s.unseenEntries(once(bytes)))).map((e) => e.id)).toEqual(['a', 'x', 'b', 'c', 'd']);
     s.mark(s.find(Buffer.from('b')));
     s.mark(s.find(Buffer.from('d')));
-    const kept = [...s.unmarkedBytes()];
-    const ids = (b: Buffer) => {
-      const out: string[] = [];
-      forEachEntry(b, (id) => out.push(id.toString()));
-      return out;
-    };
     // runs of adjacent entries: [a, x], then [c] — b seen, the second x dropped, d seen
-    expect(kept.map(ids)).toEqual([['a', 'x'], ['c']]);
-    expect([...s.unmarked()].map((i) => s.idAt(i))).toEqual(['a', 'x', 'c']);
+    expect((await all(s.unseenRuns(once(bytes)))).map(idsIn)).toEqual([['a', 'x'], ['c']]);
+    // read again in other chunks (whole entries each), the same runs cut where the chunks are
+    const cut = entriesOf(['a']).length;
+    const twoChunks = (async function* () {
+      yield bytes.subarray(0, cut);
+      yield bytes.subarray(cut);
+    })();
+    expect((await all(s.unseenRuns(twoChunks))).map(idsIn)).toEqual([['a'], ['x'], ['c']]);
+    expect((await all(s.unseenEntries(once(bytes)))).map((e) => e.id)).toEqual(['a', 'x', 'c']);
   });
 
-  it('an id the server listed twice in one pass is one record: found, and never reported as deleted', () => {
+  it('a stored snapshot streams: any chunking gives the same header, entries and digest', async () => {
+    const w = new EntryWriter();
+    for (let i = 0; i < 300; i++)
+      w.add(Buffer.from(`id-${'é'.repeat(i % 7)}${i}`), changeIdFor('s', `${i}`, '{}'));
+    const entries = w.take();
+    const meta = { catalog: 'c1', highWater: '2026-11-25T00:00:00.000Z' };
+    const file = Buffer.concat([snapshotHeader(meta), entries]);
+    const digest = createHash('sha256').update(file).digest('hex').slice(0, 32);
+    for (const size of [1, 2, 3, 7, 19, 64, 1000, file.length]) {
+      const stored = new StoredSnapshot(
+        (async function* () {
+          for (let at = 0; at < file.length; at += size) yield file.subarray(at, at + size);
+        })(),
+      );
+      const chunks = await all(stored.entries());
+      // every chunk holds whole entries, and together they are the stored ones
+      expect(Buffer.concat(chunks).equals(entries)).toBe(true);
+      for (const c of chunks) expect(() => SnapshotIndex.of(c)).not.toThrow();
+      expect(stored.meta).toEqual(meta);
+      expect(stored.digest).toBe(digest);
+    }
+    // A snapshot written before headers is all entries; none at all has no digest.
+    const legacy = new StoredSnapshot(once(entries));
+    expect(Buffer.concat(await all(legacy.entries())).equals(entries)).toBe(true);
+    expect(legacy.meta).toEqual({});
+    expect(new StoredSnapshot(undefined).digest).toBe('none');
+    // Cut inside its last entry: an error, never a shorter snapshot.
+    const cut = new StoredSnapshot(once(file.subarray(0, file.length - 3)));
+    await expect(all(cut.entries())).rejects.toThrow('truncated');
+  });
+
+  it('an id the server listed twice in one pass is one record: found, and never reported as deleted', async () => {
     const first = new ChangeDetector('controls', undefined, { idPath: 'id' });
     first.page([{ id: 'a' }, { id: 'x', v: 1 }]);
     first.page([{ id: 'x', v: 1 }]); // the listing shifted and served x again
@@ -110,27 +171,27 @@ describe('compact snapshot', () => {
     const next = new ChangeDetector('controls', snapshot, { idPath: 'id' });
     expect(next.expected).toBe(3);
     expect(next.page([{ id: 'x', v: 1 }, { id: 'a' }]).map((c) => c.id)).toEqual([]);
-    expect(next.finish('delete')).toEqual([]);
+    expect(await next.finish('delete')).toEqual([]);
     expect(next.counts).toMatchObject({ unchanged: 2, deleted: 0 });
   });
 });
 
 describe('change detection', () => {
-  const pass = (previous: Buffer | undefined, records: Array<Record<string, unknown>>) => {
+  const pass = async (previous: Buffer | undefined, records: Array<Record<string, unknown>>) => {
     const d = new ChangeDetector('controls', previous, { idPath: 'id' });
     const changes = d.page(records);
     const snapshot = d.takePageEntries();
-    return { changes, deletions: d.finish('delete'), snapshot, counts: d.counts };
+    return { changes, deletions: await d.finish('delete'), snapshot, counts: d.counts };
   };
 
-  it('first pass creates everything; then created, updated, deleted and unchanged are exact', () => {
-    const first = pass(undefined, [
+  it('first pass creates everything; then created, updated, deleted and unchanged are exact', async () => {
+    const first = await pass(undefined, [
       { id: 'a', v: 1 },
       { id: 'b', v: 1 },
       { id: 'c', v: 1 },
     ]);
     expect(first.counts).toEqual({ read: 3, created: 3, updated: 0, deleted: 0, unchanged: 0 });
-    const second = pass(first.snapshot, [
+    const second = await pass(first.snapshot, [
       { id: 'a', v: 1 },
       { id: 'b', v: 2 },
       { id: 'd', v: 1 },
@@ -142,7 +203,7 @@ describe('change detection', () => {
     ]);
     expect(second.deletions[0]).not.toHaveProperty('record');
     // Delivered again (a retried run), the same changes carry the same ids.
-    const again = pass(first.snapshot, [
+    const again = await pass(first.snapshot, [
       { id: 'a', v: 1 },
       { id: 'b', v: 2 },
       { id: 'd', v: 1 },
@@ -154,8 +215,8 @@ describe('change detection', () => {
     expect(second.deletions[0].changeId).not.toBe(created?.changeId);
   });
 
-  it('an id seen twice in a pass counts once; a record without an id is a clear error', () => {
-    const first = pass(undefined, [{ id: 'a' }]);
+  it('an id seen twice in a pass counts once; a record without an id is a clear error', async () => {
+    const first = await pass(undefined, [{ id: 'a' }]);
     const d = new ChangeDetector('controls', first.snapshot, { idPath: 'id' });
     d.page([{ id: 'a' }, { id: 'a' }]);
     expect(d.counts.unchanged).toBe(1);

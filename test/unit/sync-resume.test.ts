@@ -108,7 +108,7 @@ describe('checkpoint log', () => {
     expect(resumed.counts.read).toBe(1);
     resumed.page([{ id: 'c' }]);
     expect(resumed.counts.read).toBe(2);
-    expect(resumed.finish('delete').map((c) => c.id)).toEqual(['b']);
+    expect((await resumed.finish('delete')).map((c) => c.id)).toEqual(['b']);
   });
 });
 
