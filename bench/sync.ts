@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startAzurite } from '../cli/azurite';
+import { SYNC_NODE_FLAGS } from '../cli/node-flags';
 
 /**
  * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
@@ -54,6 +55,8 @@ async function measure(
   const { stdout } = await run(
     process.execPath,
     [
+      // The sync runs with the Node flags the CLI gives a sync; the raw loop with Node's defaults.
+      ...(mode === 'sync' ? SYNC_NODE_FLAGS : []),
       resolve(DIST, 'bench', 'sync-child.js'),
       JSON.stringify({ mode, stream: 'controls', ...options, ...sandbox }),
     ],
@@ -232,6 +235,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
           ),
       ),
       rssGoal: '<= 200 MB and <= 1.3x from 100 k, counting and real sinks',
+      syncNodeFlags: SYNC_NODE_FLAGS.join(' '),
     };
   } finally {
     await azurite.stop();

@@ -25,15 +25,29 @@ const ca =
   args[0] !== 'dev' &&
   !process.env.TENANT_INTEGRATIONS_TRUSTED &&
   require('../dist/cli/context.js').devStackCaFile();
+// A sync runs with the Node flags of cli/node-flags.ts; help does not need them.
+const flags = helpOnly
+  ? []
+  : require('../dist/cli/node-flags.js').nodeFlagsFor(args, process.execArgv, process.env.NODE_OPTIONS);
 if (ca) {
   const { spawn } = require('node:child_process');
-  const child = spawn(process.execPath, [process.argv[1], ...args], {
+  const child = spawn(process.execPath, [...flags, process.argv[1], ...args], {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: ca, TENANT_INTEGRATIONS_TRUSTED: '1' },
   });
   // A signal sent to this process alone (kill PID, a supervisor) reaches the command too: none is orphaned.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 1)));
+} else if (flags.length && typeof process.execve === 'function') {
+  // Replaced by the same command with the flags (not a child beside this process: nothing is left waiting).
+  // process.execve is Node 22.15+, not on Windows; without it the command runs with Node's defaults.
+  process.execve(process.execPath, [
+    process.execPath,
+    ...process.execArgv,
+    ...flags,
+    process.argv[1],
+    ...args,
+  ]);
 } else {
   main(args).then((code) => {
     process.exitCode = code;

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OffsetClock } from '../../shared/clock';
@@ -192,6 +192,48 @@ describe('sync run against the sandbox', () => {
     });
     const next = await syncAll(a.graphql, streams, options);
     expect(next.streams[0]).toMatchObject({ pass: 'incremental', counts: { updated: 0 } });
+    await a.cleanup();
+  });
+
+  it('a pass reads its snapshot again at its end: replaced in between, the stream fails and deletes nothing; the next run does', async () => {
+    const a = await accessFixture(sb);
+    const files = new FileSyncStateStore(join(dir, 'state'));
+    const options = { tenant: sb.tenant, state: files, sink: new DirectorySink(join(dir, 'out')) };
+    const streams = resolveStreams({ select: ['controls'] });
+    await syncAll(a.graphql, streams, options);
+    const mutated = (await sb.hook('data/mutate', { collection: 'controls', deletes: 2 })).body as {
+      deleted: string[];
+    };
+    // A store whose snapshot is another one when the pass reads it the second time (as if another writer had
+    // stored one meanwhile): its last byte differs.
+    let reads = 0;
+    const swapping = Object.assign(Object.create(files) as FileSyncStateStore, {
+      async readSnapshot(tenant: string, stream: string) {
+        const chunks = await files.readSnapshot(tenant, stream);
+        if (++reads < 2 || !chunks) return chunks;
+        const bytes: Buffer[] = [];
+        for await (const c of chunks) bytes.push(c);
+        const other = Buffer.concat(bytes);
+        other[other.length - 1] ^= 1;
+        return (async function* () {
+          yield other;
+        })();
+      },
+    });
+    const swapped = await syncAll(a.graphql, streams, { ...options, state: swapping, fullPass: true });
+    expect(reads).toBe(2);
+    expect(swapped.streams[0]).toMatchObject({ ok: false, errorCode: 'storage_unavailable' });
+    expect(swapped.streams[0].error).toContain('the stored snapshot of controls changed while the pass ran');
+    expect((await delivered(swapped.runId, 'controls')).filter((c) => c.kind === 'deleted')).toEqual([]);
+    // With the store as it is, the next run completes the pass and reports both deletions, once.
+    const next = await syncAll(a.graphql, streams, { ...options, fullPass: true });
+    expect(next.streams[0]).toMatchObject({ ok: true, counts: { read: 118, deleted: 2 } });
+    expect(
+      (await delivered(next.runId, 'controls'))
+        .filter((c) => c.kind === 'deleted')
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([...mutated.deleted].sort());
     await a.cleanup();
   });
 
@@ -397,6 +439,34 @@ describe('tenant-integrations sync', () => {
     const tick = await runCli(['sync', '--streams', 'kpis', ...sink], { env: env() });
     expect(tick.stderr).toMatch(/✔ kpis \(incremental\): \d+ read, 0 created/);
     expect(first.stderr + first.stdout).not.toContain(sb.clientSecret);
+  });
+
+  it('a sync runs with the small young generation of cli/node-flags.ts, in one process; an operator’s own value wins', async () => {
+    await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
+    // Preloaded into the command: what it ran with, and whether it is the process that was started.
+    const hook = join(dir, 'flags.js');
+    await writeFile(
+      hook,
+      "process.on('exit', () => process.stderr.write('FLAGS ' + JSON.stringify([process.execArgv, require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size]) + '\\n'));",
+    );
+    const flagsOf = (stderr: string) =>
+      stderr
+        .split('\n')
+        .filter((l) => l.startsWith('FLAGS '))
+        .map((l) => JSON.parse(l.slice(6)) as [string[], number]);
+    const sync = ['sync', '--streams', 'kpis', '--sink', `dir:${join(dir, 'out')}`];
+    const r = await runCli(sync, { env: { ...env(), NODE_OPTIONS: `--require ${hook}` } });
+    expect(r.code).toBe(0);
+    const [[execArgv, newSpace]] = flagsOf(r.stderr);
+    expect(flagsOf(r.stderr)).toHaveLength(1); // the command replaced the launcher: no second process
+    expect(execArgv).toEqual(['--max-semi-space-size=4']);
+    expect(newSpace).toBeLessThanOrEqual(8 * 1024 * 1024);
+    const own = await runCli(sync, {
+      env: { ...env(), NODE_OPTIONS: `--require ${hook} --max-semi-space-size=16` },
+    });
+    expect(flagsOf(own.stderr)[0][0]).toEqual([]);
+    const help = await runCli(['sync', '--help'], { env: { ...env(), NODE_OPTIONS: `--require ${hook}` } });
+    expect(flagsOf(help.stderr)[0][0]).toEqual([]);
   });
 
   it('an unknown stream is a usage mistake naming the known ones (exit 2)', async () => {
