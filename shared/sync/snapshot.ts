@@ -110,13 +110,13 @@ export function snapshotHeader(meta: SnapshotMeta): Buffer {
 
 /**
  * What a pass needs in memory of the previous snapshot: each entry's fingerprints, not its bytes. A stream's state
- * is stored as entries of [u16 id length][id utf8][16-byte hash], one storage object (one round trip per run, not
- * one per record); a full pass holds this index of it beside everything else, so it is typed arrays only:
+ * is stored as entries of [u16 id length][id utf8][16-byte hash], one storage object (read twice a pass, never
+ * once per record); a full pass holds this index of it beside everything else, so it is typed arrays only:
  * 16 bytes an entry (64 bits of the id, the first 64 of its hash) and a 6.7 MB table at a million — 23 MB, where the
  * entries themselves are 29 MB with the sandbox's short ids and twice that with UUIDs. The ids and whole hashes
  * are read again, streamed from storage, when the pass ends (deletions and what it keeps): `StoredSnapshot`.
  * An entry is named by its number in stored order. Two ids sharing 64 bits (one chance in 2^64 a pair) would be
- * taken for one.
+ * taken for one, and a new content whose hash kept its first 64 bits for unchanged.
  */
 export class SnapshotIndex {
   count = 0;
