@@ -1,8 +1,9 @@
 /**
  * Node flags the CLI runs a command with (bin/tenant-integrations.js starts it again with them). A sync reads a
  * stream's every record in one long pass: with V8's young generation at 4 MB a half instead of its default 16, a
- * pass of a million records peaked ~30 MB lower and the steady state the same (docs/benchmarks.md, "Where a full
- * pass peaks"). bench/sync.ts runs its sync child with the same flags, so it measures what users run.
+ * full pass of a million records peaked ~25 MB lower in the same time (docs/benchmarks.md, "An index of
+ * fingerprints, and a smaller young generation"). bench/sync.ts runs its sync child with the same flags, so it
+ * measures what users run.
  */
 export const SYNC_NODE_FLAGS = ['--max-semi-space-size=4'];
 

@@ -5,6 +5,7 @@ import { changeIdFor, deletionIdOf, recordJson } from './fingerprint';
 import {
   EntryWriter,
   forEachEntry,
+  inMemory,
   markedMissing,
   MAX_ID_BYTES,
   SnapshotIndex,
@@ -97,14 +98,10 @@ export class ChangeDetector {
     previous: PreviousSnapshot | Buffer | undefined,
     private readonly options: ChangeDetectorOptions,
   ) {
-    const held = previous === undefined || Buffer.isBuffer(previous) ? previous : undefined;
-    this.previous = held || !previous ? SnapshotIndex.of(held) : (previous as PreviousSnapshot).index;
-    this.again =
-      held || !previous
-        ? async function* () {
-            if (held) yield held;
-          }
-        : (previous as PreviousSnapshot).again;
+    const { index, again } =
+      previous === undefined || Buffer.isBuffer(previous) ? inMemory(previous) : previous;
+    this.previous = index;
+    this.again = again;
     if (options.repeats) this.ids = new IdSet();
     this.idAt = pathGetter(options.idPath);
     this.highWaterAt = pathGetter(options.highWaterField ?? '');

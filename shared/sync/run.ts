@@ -196,7 +196,7 @@ export async function syncStream(
       await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts }));
       return { stream: name, ok: true, done: true, counts, pass: cp.pass };
     }
-    const previous = { meta: full ? {} : stored.meta, exists: !full && stored.digest !== 'none' };
+    const previous = { meta: full ? {} : stored.meta, exists: !full && digest !== 'none' };
     const chosen = cp
       ? cp.pass === 'incremental' && cp.since
         ? { pass: 'incremental' as const, since: cp.since }

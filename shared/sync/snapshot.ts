@@ -281,6 +281,16 @@ export interface PreviousSnapshot {
   again(): AsyncIterable<Buffer>;
 }
 
+/** Entries held in one buffer as a previous snapshot (a test's, or one already in memory): read again from it. */
+export function inMemory(entries: Buffer | undefined): PreviousSnapshot {
+  return {
+    index: SnapshotIndex.of(entries),
+    async *again() {
+      if (entries) yield entries;
+    },
+  };
+}
+
 /** A stored entry a pass did not see: its id, its 16-byte hash, its "missing once" flag and its bytes. */
 export interface UnseenEntry {
   id: string;
