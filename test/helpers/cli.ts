@@ -3,13 +3,16 @@ import { resolve } from 'node:path';
 
 export const CLI = resolve(__dirname, '../../bin/tenant-integrations.js');
 
-/** Runs the compiled CLI to completion (needs `npm run build`, which `npm test` does first). */
+/**
+ * Runs the compiled CLI to completion (needs `npm run build`, which `npm test` does first); `nodeArgs` go to Node
+ * before the script, as `node --flag bin/tenant-integrations.js …`.
+ */
 export function runCli(
   args: string[],
-  opts: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+  opts: { env?: Record<string, string>; input?: string; cwd?: string; nodeArgs?: string[] } = {},
 ) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], {
       cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
     });

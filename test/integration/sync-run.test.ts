@@ -441,7 +441,7 @@ describe('tenant-integrations sync', () => {
     expect(first.stderr + first.stdout).not.toContain(sb.clientSecret);
   });
 
-  it('a sync runs with the small young generation of cli/node-flags.ts, in one process; an operator’s own value wins', async () => {
+  it('a sync runs with the memory flags of cli/node-flags.ts, in one process; an operator’s own values win', async () => {
     await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
     // Preloaded into the command: what it ran with, and whether it is the process that was started.
     const hook = join(dir, 'flags.js');
@@ -459,12 +459,23 @@ describe('tenant-integrations sync', () => {
     expect(r.code).toBe(0);
     const [[execArgv, newSpace]] = flagsOf(r.stderr);
     expect(flagsOf(r.stderr)).toHaveLength(1); // the command replaced the launcher: no second process
-    expect(execArgv).toEqual(['--max-semi-space-size=4']);
+    expect(execArgv).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=10']);
     expect(newSpace).toBeLessThanOrEqual(8 * 1024 * 1024);
+    // The operator's own values: V8's flags on the command line (NODE_OPTIONS refuses --heap-growing-percent).
     const own = await runCli(sync, {
+      nodeArgs: ['--heap-growing-percent=0'],
       env: { ...env(), NODE_OPTIONS: `--require ${hook} --max-semi-space-size=16` },
     });
-    expect(flagsOf(own.stderr)[0][0]).toEqual([]);
+    expect(own.code).toBe(0);
+    expect(flagsOf(own.stderr)).toEqual([[['--heap-growing-percent=0'], expect.any(Number)]]);
+    // One of them set: the other is still added, and the operator's flags are kept.
+    const one = await runCli(sync, {
+      nodeArgs: ['--stack-trace-limit=20'],
+      env: { ...env(), NODE_OPTIONS: `--require ${hook} --max-semi-space-size=16` },
+    });
+    expect(flagsOf(one.stderr)).toEqual([
+      [['--stack-trace-limit=20', '--heap-growing-percent=10'], expect.any(Number)],
+    ]);
     const help = await runCli(['sync', '--help'], { env: { ...env(), NODE_OPTIONS: `--require ${hook}` } });
     expect(flagsOf(help.stderr)[0][0]).toEqual([]);
   });
