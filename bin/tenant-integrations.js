@@ -31,7 +31,7 @@ const flags = helpOnly
   : require('../dist/cli/node-flags.js').nodeFlagsFor(args, process.execArgv, process.env.NODE_OPTIONS);
 if (ca) {
   const { spawn } = require('node:child_process');
-  const child = spawn(process.execPath, [...flags, process.argv[1], ...args], {
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], ...args], {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: ca, TENANT_INTEGRATIONS_TRUSTED: '1' },
   });

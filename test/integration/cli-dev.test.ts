@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, startCli } from '../helpers/cli';
@@ -66,9 +66,23 @@ describe('tenant-integrations dev (npm start)', () => {
         const other = JSON.parse(await standalone.firstLine);
         expect(other.clientSecret).not.toBe(line.sandbox.clientSecret);
         expect(standalone.stderr()).toContain('keeps its own sandbox and secret; it is not affected');
-        const sync = await runCli(['sync', '--streams', 'kpis', '--json'], { env, cwd: dir });
+        // Started with a Node flag of the operator's: the command, run again to trust the stack's certificate,
+        // keeps it beside the sync's own flags (a preloaded hook reports each process's).
+        const hook = join(dir, 'flags.js');
+        await writeFile(
+          hook,
+          "process.on('exit', () => process.stderr.write('FLAGS ' + JSON.stringify(process.execArgv) + '\\n'));",
+        );
+        const sync = await runCli(['sync', '--streams', 'kpis', '--json'], {
+          env: { ...env, NODE_OPTIONS: `--require ${hook}` },
+          cwd: dir,
+          nodeArgs: ['--stack-trace-limit=20'],
+        });
         expect({ code: sync.code, stderr: sync.stderr }).toMatchObject({ code: 0 });
         expect(JSON.parse(sync.stdout)).toMatchObject({ ok: true, streams: { kpis: { read: 250 } } });
+        expect(sync.stderr).toContain(
+          `FLAGS ${JSON.stringify(['--stack-trace-limit=20', '--max-semi-space-size=4', '--heap-growing-percent=10'])}`,
+        );
         const created = await fetch(`${line.apiBaseUrl}/exports`, {
           method: 'POST',
           headers: { 'x-functions-key': line.functionKey, 'content-type': 'application/json' },
