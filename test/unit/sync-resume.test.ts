@@ -81,29 +81,6 @@ describe('checkpoint log', () => {
     );
   });
 
-  it('reads the same entries from a reader that reads every chunk into one buffer (as the file store does)', async () => {
-    const whole = log();
-    const expected = entriesOf(['a', 'b', 'c']);
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: whole.length }), async (size) => {
-        // Each chunk overwrites the one before; what the reader yielded is valid until it is asked for the next.
-        const inPlace = async function* () {
-          const buffer = Buffer.alloc(size);
-          for (let at = 0; at < whole.length; at += size) {
-            const n = whole.copy(buffer, 0, at, at + size);
-            yield buffer.subarray(0, n);
-            buffer.fill(0xff); // what a reader's next read leaves there
-          }
-        };
-        const taken: Buffer[] = [];
-        for await (const entries of logEntries(inPlace())) taken.push(Buffer.from(entries));
-        expect(Buffer.concat(taken).equals(expected)).toBe(true);
-        expect(await decodeCheckpoint(inPlace())).toMatchObject({ page: 2, cursor: 'c2', changedPages: [1] });
-      }),
-      { numRuns: 100 },
-    );
-  });
-
   it('ignores a torn last record (the process died mid-append) and reads nothing without a start', async () => {
     const whole = log();
     const torn = await decodeCheckpoint(chunks(whole.subarray(0, whole.length - 5)));
