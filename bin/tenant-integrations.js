@@ -29,9 +29,11 @@ const ca =
 const flags = helpOnly
   ? []
   : require('../dist/cli/node-flags.js').nodeFlagsFor(args, process.execArgv, process.env.NODE_OPTIONS);
+// The same command again, with the flags: Node's arguments as this process was given them, then the sync's.
+const again = [...process.execArgv, ...flags, process.argv[1], ...args];
 if (ca) {
   const { spawn } = require('node:child_process');
-  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], ...args], {
+  const child = spawn(process.execPath, again, {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: ca, TENANT_INTEGRATIONS_TRUSTED: '1' },
   });
@@ -41,13 +43,7 @@ if (ca) {
 } else if (flags.length && typeof process.execve === 'function') {
   // Replaced by the same command with the flags (not a child beside this process: nothing is left waiting).
   // process.execve is Node 22.15+, not on Windows; without it the command runs with Node's defaults.
-  process.execve(process.execPath, [
-    process.execPath,
-    ...process.execArgv,
-    ...flags,
-    process.argv[1],
-    ...args,
-  ]);
+  process.execve(process.execPath, [process.execPath, ...again]);
 } else {
   main(args).then((code) => {
     process.exitCode = code;

@@ -1,4 +1,4 @@
-import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
+import type { BlobClient, BlobServiceClient, ContainerClient } from '@azure/storage-blob';
 import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
@@ -255,25 +255,26 @@ export class BlobSyncStateStore implements SyncStateStore {
     return `${encodeURIComponent(tenant)}/${leaf}`;
   }
 
-  private async download(name: string): Promise<Buffer | undefined> {
+  /** What `read` gets from the blob, or undefined when there is none. */
+  private async ifExists<T>(name: string, read: (blob: BlobClient) => Promise<T>): Promise<T | undefined> {
     try {
-      return await (await this.container()).getBlobClient(name).downloadToBuffer();
+      return await read((await this.container()).getBlobClient(name));
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;
     }
   }
 
-  async readSnapshot(tenant: string, stream: string) {
-    try {
-      const body = (
-        await (await this.container()).getBlobClient(this.name(tenant, snapshotLeaf(stream))).download()
-      ).readableStreamBody;
-      return (body ?? Readable.from([])) as AsyncIterable<Buffer>;
-    } catch (err) {
-      if (statusOf(err) === 404) return undefined;
-      throw err;
-    }
+  private download(name: string): Promise<Buffer | undefined> {
+    return this.ifExists(name, (blob) => blob.downloadToBuffer());
+  }
+
+  readSnapshot(tenant: string, stream: string) {
+    return this.ifExists(
+      this.name(tenant, snapshotLeaf(stream)),
+      async (blob) =>
+        ((await blob.download()).readableStreamBody ?? Readable.from([])) as AsyncIterable<Buffer>,
+    );
   }
 
   async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
