@@ -104,6 +104,32 @@ describe('nodePost', () => {
     expect(connections).toHaveLength(before);
   });
 
+  it('timeoutMs fails a request whose answer stalls, or that gets none, as a TimeoutError; the caller can still abort', async () => {
+    const stalls = (_req: IncomingMessage, _body: string, res: ServerResponse) => {
+      res.writeHead(200);
+      res.write('partial'); // and never ends
+    };
+    const silent = () => undefined; // never answers at all
+    for (const h of [stalls, silent]) {
+      handle = h;
+      const started = Date.now();
+      const err = await failure(nodePost(url, '', { timeoutMs: 100 }));
+      expect(err).toMatchObject({ name: 'TimeoutError' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    }
+    // An abort before the time is up is the caller's, with the caller's reason.
+    handle = stalls;
+    const controller = new AbortController();
+    const pending = failure(nodePost(url, '', { timeoutMs: 10_000, abortSignal: controller.signal }));
+    setTimeout(() => controller.abort(new Error('stopped first')), 30);
+    expect(String(await pending)).toMatch(/stopped first/);
+    // A request that finishes in time is answered, and its timer does not fire later on a reused connection.
+    handle = (_req, _body, res) => res.end('in time');
+    expect((await nodePost(url, '', { timeoutMs: 100 })).text).toBe('in time');
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await nodePost(url, '', {})).text).toBe('in time');
+  });
+
   it('a connection reset rejects (the client retries it as a network error)', async () => {
     handle = (req) => req.socket.destroy();
     expect(await failure(nodePost(url, '', {}))).toMatchObject({ code: 'ECONNRESET' });
@@ -124,5 +150,21 @@ describe('fetchPost (a fetch given to the client)', () => {
       code: 'response_too_large',
       message: expect.stringMatching(/more than 10 bytes/),
     });
+  });
+
+  it('timeoutMs fails a stalled answer as a TimeoutError, and the caller can still abort', async () => {
+    handle = (_req, _body, res) => {
+      res.writeHead(200);
+      res.write('partial'); // and never ends
+    };
+    const post = fetchPost(fetch);
+    expect(await failure(post(url, '', { timeoutMs: 100 }))).toMatchObject({ name: 'TimeoutError' });
+    expect(
+      String(
+        await failure(
+          post(url, '', { timeoutMs: 10_000, abortSignal: AbortSignal.abort(new Error('mine')) }),
+        ),
+      ),
+    ).toMatch(/mine/);
   });
 });
