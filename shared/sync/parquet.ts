@@ -125,62 +125,74 @@ const element = (name: string, kind: Kind, required = false): SchemaElement => (
   repetition_type: required ? 'REQUIRED' : 'OPTIONAL',
 });
 
-const cell = (v: unknown): unknown => (v === undefined ? null : v);
-
 /**
- * A JSON column's values as the UTF-8 bytes of their JSON, which is what the writer stores for them: given the values,
- * it copied each one (`toJson`), serialised it and encoded it with a TextEncoder — a quarter of its CPU on records
- * like the sandbox's (docs/benchmarks.md, "Export"). Values here come from JSON text, so serialising them is exact.
+ * One column of the row group being gathered, its values as the writer takes them — filled row by row as pages
+ * arrive, so that a row group's write does only the writer's own work (docs/benchmarks.md, "Export"):
+ *
+ * - text (STRING, and JSON as its JSON text) as UTF-8 bytes. The writer takes bytes as they are — its statistics and
+ *   dictionary compare bytes, in the order UTF-8 gives code points, and the file is the same byte for byte — where it
+ *   encoded each text with a TextEncoder, twice `Buffer.from`'s cost; and given a JSON value it copied it (`toJson`),
+ *   serialised and encoded it. Values here come from JSON text, so serialising them is exact.
+ * - a text that repeats (a status, a record's owner, its tags) encoded once and shared, so the writer's dictionary,
+ *   which knows a value it has seen by its identity, hashes it once — unless the column is `distinct` (below).
  */
-function jsonBytes(values: unknown[]): unknown[] {
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v !== null && v !== undefined) values[i] = Buffer.from(JSON.stringify(v));
-  }
-  return values;
-}
-
-/**
- * A text column's values as their UTF-8 bytes, each distinct text encoded once and shared (`distinct` false: a column
- * known to repeat values) or each encoded as it comes. The writer takes bytes as they are — its statistics and
- * dictionary compare bytes, in the order UTF-8 gives code points, and the file is the same byte for byte — where it
- * encoded text with a TextEncoder per value, twice Buffer.from's cost. Answers whether every text was distinct.
- */
-function utf8(values: unknown[], distinct: boolean): boolean {
-  if (distinct) {
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      if (typeof v === 'string') values[i] = Buffer.from(v);
-    }
-    return true;
-  }
-  const encoded = new Map<string, Buffer>();
-  let texts = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (typeof v !== 'string') continue;
-    texts++;
-    let bytes = encoded.get(v);
-    if (!bytes) encoded.set(v, (bytes = Buffer.from(v)));
-    values[i] = bytes;
-  }
-  return texts >= MIN_DISTINCT_SAMPLE && encoded.size === texts;
+interface Gathering {
+  name: string;
+  kind: Kind;
+  values: unknown[];
+  /** Each text of this group once, as bytes; none for a column known to be distinct (each text encoded as it comes). */
+  shared: Map<string, Buffer> | undefined;
+  texts: number;
 }
 
 /** A text column is taken for one of distinct values (ids, titles, times) after a group of at least this many. */
 const MIN_DISTINCT_SAMPLE = 500;
 
 /**
+ * The rows `[from, to)` of a text column as bytes, column by column: the bytes of one column's values then lie side by
+ * side in memory, as the writer reads them (row by row, the writer's statistics took a third longer).
+ */
+function encodeTexts(column: Gathering, from: number, to: number): void {
+  const { kind, values, shared } = column;
+  if (kind !== 'STRING' && kind !== 'JSON') return;
+  for (let row = from; row < to; row++) {
+    let v = values[row];
+    if (v === null) continue;
+    if (kind === 'JSON') v = JSON.stringify(v);
+    else if (typeof v !== 'string') continue;
+    const text = v as string;
+    column.texts++;
+    if (!shared) {
+      values[row] = Buffer.from(text);
+      continue;
+    }
+    let bytes = shared.get(text);
+    if (!bytes) shared.set(text, (bytes = Buffer.from(text)));
+    values[row] = bytes;
+  }
+}
+
+const cell = (v: unknown): unknown => (v === undefined ? null : v);
+
+/**
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
  * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
+ *
+ * Each row's values go to their columns as the row is added, and the group is written when full. That write holds
+ * the thread — a page's answer arriving meanwhile waits for it, and the next page is asked for only then (a trace of
+ * every request of an export: the ~50 requests in flight during a write took 7-8 ms against 2-2.5 ms) — so what can
+ * be done a page at a time, while the next page is on its way, is not left to it.
  */
 export class ParquetRows<T> {
   rows = 0;
-  private group: T[] = [];
   private readonly writer: import('hyparquet-writer').ParquetWriter;
   private readonly json: SchemaElement[];
   /** Text columns whose values were all distinct in a group: encoded without a dictionary from then on. */
   private readonly distinct = new Set<string>();
+  private readonly names: string[];
+  private readonly position: Map<string, number>;
+  private group: Gathering[];
+  private size = 0;
 
   constructor(
     path: string,
@@ -198,7 +210,7 @@ export class ParquetRows<T> {
       ...leading.map((c) => element(c.name, c.kind, c.required)),
       ...[...columns].map(([name, kind]) => element(name, kind)),
     ];
-    // JSON columns are written as the bytes `jsonBytes` makes, and are annotated JSON only for the footer (`finish`):
+    // JSON columns are written as the bytes of their JSON text, and are annotated JSON only for the footer (`finish`):
     // with the annotation the writer would serialise each value again. Their statistics are those bytes either way.
     this.json = schema.filter((e) => e.converted_type === 'JSON');
     for (const e of this.json) delete e.converted_type;
@@ -208,13 +220,54 @@ export class ParquetRows<T> {
       codec: 'SNAPPY',
       compressors: { SNAPPY: snappyCompress },
     });
+    this.names = [...columns.keys()];
+    this.position = new Map(this.names.map((name, j) => [name, j]));
+    this.group = this.gathering();
+  }
+
+  private gathering(): Gathering[] {
+    const text = (kind: Kind) => kind === 'STRING' || kind === 'JSON';
+    return [...this.options.leading.map((c) => [c.name, c.kind] as const), ...this.columns].map(
+      ([name, kind]) => ({
+        name,
+        kind,
+        values: new Array<unknown>(ROW_GROUP).fill(null),
+        shared: text(kind) && !this.distinct.has(name) ? new Map<string, Buffer>() : undefined,
+        texts: 0,
+      }),
+    );
   }
 
   add(items: Iterable<T>): void {
+    const { leading, recordOf } = this.options;
+    const { names, position } = this;
+    const first = leading.length;
+    let from = this.size;
+    let values = this.group.map((c) => c.values);
     for (const item of items) {
-      this.group.push(item);
-      if (this.group.length >= ROW_GROUP) this.flush();
+      const row = this.size++;
+      for (let j = 0; j < first; j++) values[j][row] = cell(leading[j].value(item));
+      const r = recordOf(item);
+      if (r && typeof r === 'object' && !Array.isArray(r)) {
+        // The record's own fields are walked, not looked up by name: records of one query have their fields in one
+        // order, the columns' (learnt from them), and a for-in reads a field by the record's layout where `r[name]`
+        // per column searched for it. A field out of that order is found by its name; one not a column is skipped.
+        let next = 0;
+        for (const name in r) {
+          const j = names[next] === name ? next : position.get(name);
+          if (j === undefined) continue;
+          values[first + j][row] = cell((r as Record<string, unknown>)[name]);
+          next = j + 1;
+        }
+      }
+      if (this.size >= ROW_GROUP) {
+        for (const column of this.group) encodeTexts(column, from, this.size);
+        this.flush();
+        from = 0;
+        values = this.group.map((c) => c.values);
+      }
     }
+    for (const column of this.group) encodeTexts(column, from, this.size);
   }
 
   finish(): number {
@@ -226,40 +279,18 @@ export class ParquetRows<T> {
   }
 
   private flush(): void {
-    const { group } = this;
-    if (!group.length) return;
-    const { leading, recordOf } = this.options;
-    // One walk over the rows fills every column (a walk per column read each record once per field).
-    const names = [...this.columns.keys()];
-    const data = names.map(() => new Array<unknown>(group.length).fill(null));
-    for (let i = 0; i < group.length; i++) {
-      const r = recordOf(group[i]);
-      if (!r || typeof r !== 'object') continue;
-      for (let j = 0; j < names.length; j++) data[j][i] = cell((r as Record<string, unknown>)[names[j]]);
-    }
-    const kinds = [...this.columns.values()];
-    const column = (name: string, kind: Kind, values: unknown[]) => {
-      if (kind === 'JSON') return { name, data: jsonBytes(values) };
-      if (kind !== 'STRING') return { name, data: values };
+    const { group, size } = this;
+    if (!size) return;
+    const columnData = group.map(({ name, kind, values, shared, texts }) => {
+      if (size < values.length) values.length = size;
+      if (kind !== 'STRING' && kind !== 'JSON') return { name, data: values };
       // A column whose texts were all distinct in a whole group is not worth a dictionary: the writer would sample and
       // hash its values to find that out again in every group (docs/benchmarks.md, "Export").
-      const distinct = this.distinct.has(name);
-      if (utf8(values, distinct) && !distinct) this.distinct.add(name);
-      return { name, data: values, ...(distinct ? { encoding: 'PLAIN' as const } : {}) };
-    };
-    this.writer.write({
-      rowGroupSize: ROW_GROUP,
-      columnData: [
-        ...leading.map((c) =>
-          column(
-            c.name,
-            c.kind,
-            group.map((item) => cell(c.value(item))),
-          ),
-        ),
-        ...names.map((name, j) => column(name, kinds[j], data[j])),
-      ],
+      if (!shared) return { name, data: values, encoding: 'PLAIN' as const };
+      if (texts >= MIN_DISTINCT_SAMPLE && shared.size === texts) this.distinct.add(name);
+      return { name, data: values };
     });
+    this.writer.write({ rowGroupSize: ROW_GROUP, columnData });
     // The writer keeps each column's least and greatest value for the footer. Text and JSON values are views into
     // Buffer's shared 8 KiB slabs, and each kept one held its whole slab to the end of the file (~5 MB more at 300 k
     // records, docs/benchmarks.md): copied, they hold their own bytes only.
@@ -272,8 +303,9 @@ export class ParquetRows<T> {
             statistics[bound] = new Uint8Array(v);
         }
     }
-    this.rows += group.length;
-    this.group = [];
+    this.rows += size;
+    this.size = 0;
+    this.group = this.gathering();
   }
 }
 

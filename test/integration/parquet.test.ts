@@ -317,6 +317,34 @@ describe('an export written as its pages arrive', () => {
     }
   });
 
+  it('records whose fields come in other orders, or lack some, read back each value in its own column', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-order-'));
+    try {
+      const file = join(dir, 'items.parquet');
+      // Most records in one order, some reversed, some rotated and some without fields — in every row group.
+      const rows = Array.from({ length: ROW_GROUP + 700 }, (_, i) => {
+        const r: Record<string, unknown> = {
+          id: `r${i}`,
+          n: i,
+          title: `t${i % 13}`,
+          ok: i % 2 === 0,
+          tags: [i % 3],
+        };
+        const keys = Object.keys(r);
+        const order =
+          i % 7 === 3 ? [...keys].reverse() : i % 11 === 5 ? [...keys.slice(2), ...keys.slice(0, 2)] : keys;
+        return Object.fromEntries(order.filter((k) => !(i % 5 === 4 && k === 'title')).map((k) => [k, r[k]]));
+      });
+      expect(writeAsPagesArrive(file, pagesOf(rows)).rows).toBe(rows.length);
+      const back = read(file);
+      expect(back.columns.map((c) => c.name)).toEqual(['id', 'n', 'title', 'ok', 'tags']);
+      const columns = ['id', 'n', 'title', 'ok', 'tags'];
+      expect(back.rows).toEqual(rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('records of one shape: the file is done with the last page, no page kept anywhere else', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-early-'));
     try {
