@@ -60,27 +60,48 @@ export class ExportStorage {
     const blob = (await this.container()).getBlockBlobClient(name);
     const stop = new AbortController();
     const signal = options.abortSignal ? AbortSignal.any([stop.signal, options.abortSignal]) : stop.signal;
-    const pipe = new PassThrough({ highWaterMark: 1 << 20 });
-    const uploading = blob
-      .uploadStream(pipe, 4 << 20, 2, {
-        abortSignal: signal,
-        blobHTTPHeaders: {
-          blobContentType:
-            task.gzip && task.format !== 'parquet' ? 'application/gzip' : CONTENT_TYPES[task.format],
-          blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
-        },
-      })
-      .catch((err: unknown) => {
-        stop.abort(err);
-        throw err;
-      });
-    const writing = writeExportStream(graphql, stream, pipe, { ...task, abortSignal: signal }).catch(
-      (err: unknown) => {
-        pipe.destroy(err as Error);
-        throw err;
-      },
-    );
-    const [written, uploaded] = await Promise.allSettled([writing, uploading]);
+    const headers = {
+      blobContentType:
+        task.gzip && task.format !== 'parquet' ? 'application/gzip' : CONTENT_TYPES[task.format],
+      blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
+    };
+    // One upload of staged blocks, committed at its end — or, should a Parquet export start over (a page changed its
+    // columns after some of the file went out), another after it: the first is abandoned, never committed.
+    const upload = () => {
+      const pipe = new PassThrough({ highWaterMark: 1 << 20 });
+      const abandon = new AbortController();
+      const done = blob
+        .uploadStream(pipe, 4 << 20, 2, {
+          abortSignal: AbortSignal.any([signal, abandon.signal]),
+          blobHTTPHeaders: headers,
+        })
+        .catch((err: unknown) => {
+          if (!abandon.signal.aborted) stop.abort(err);
+          throw err;
+        });
+      done.catch(() => undefined); // awaited below, unless abandoned
+      return { pipe, done, abandon };
+    };
+    let current = upload();
+    const restart = async () => {
+      const old = current;
+      old.abandon.abort();
+      // With a reason: the SDK's upload settles when its source fails, not when it merely closes.
+      old.pipe.destroy(new Error('abandoned: the export starts over'));
+      await old.done.catch(() => undefined);
+      current = upload();
+      return current.pipe;
+    };
+    const writing = writeExportStream(graphql, stream, current.pipe, {
+      ...task,
+      abortSignal: signal,
+      restart,
+    }).catch((err: unknown) => {
+      current.pipe.destroy(err as Error);
+      throw err;
+    });
+    const [written] = await Promise.allSettled([writing]);
+    const [uploaded] = await Promise.allSettled([current.done]);
     // The reading side's error says more than the upload's "aborted", and the other way round.
     if (written.status === 'rejected' && !stop.signal.aborted) throw written.reason;
     if (uploaded.status === 'rejected') throw uploaded.reason;

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { appendFileSync, createReadStream, writeFileSync } from 'node:fs';
 import { appendFile, rename, rm } from 'node:fs/promises';
 import { rejectedError, sortOut, type RejectedPolicy } from '../sinks/rejected';
 import { StringDecoder } from 'node:string_decoder';
@@ -174,6 +174,34 @@ function encodeTexts(column: Gathering, from: number, to: number): void {
 
 const cell = (v: unknown): unknown => (v === undefined ? null : v);
 
+/** The file is written in pieces of about this size. */
+const FILE_PIECE_BYTES = 1_000_000;
+
+/**
+ * hyparquet-writer's buffered file writer (its Node entry point's `fileWriter`, the same steps), which also hands each
+ * piece it writes to `onBytes` — an export streams the file to Blob Storage while it is written.
+ */
+function fileWriter(
+  writer: import('hyparquet-writer').ByteWriter,
+  path: string,
+  onBytes?: (bytes: Uint8Array) => void,
+): import('hyparquet-writer').ByteWriter {
+  writeFileSync(path, '');
+  const grow = writer.ensure.bind(writer);
+  const flush = () => {
+    const piece = new Uint8Array(writer.buffer, 0, writer.index);
+    appendFileSync(path, piece);
+    onBytes?.(piece.slice()); // the writer reuses its buffer
+    writer.index = 0;
+  };
+  writer.ensure = (size: number) => {
+    if (writer.index > FILE_PIECE_BYTES) flush();
+    grow(size);
+  };
+  writer.finish = flush;
+  return writer;
+}
+
 /**
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
  * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
@@ -197,13 +225,16 @@ export class ParquetRows<T> {
   constructor(
     path: string,
     readonly columns: Map<string, Kind>,
-    private readonly options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown },
+    private readonly options: {
+      leading: LeadingColumn<T>[];
+      recordOf: (item: T) => unknown;
+      /** Each piece of the file as it is written, in order (a copy the caller keeps). */
+      onBytes?: (bytes: Uint8Array) => void;
+    },
   ) {
     // Loaded on first use (an ES module; Node 22 requires it synchronously): only Parquet output pays for it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ParquetWriter, fileWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer') & {
-      fileWriter(path: string): import('hyparquet-writer').ByteWriter; // the Node entry point's buffered file writer
-    };
+    const { ParquetWriter, ByteWriter } = require('hyparquet-writer') as typeof import('hyparquet-writer');
     const { leading } = options;
     const schema: SchemaElement[] = [
       { name: 'root', num_children: leading.length + columns.size },
@@ -215,7 +246,7 @@ export class ParquetRows<T> {
     this.json = schema.filter((e) => e.converted_type === 'JSON');
     for (const e of this.json) delete e.converted_type;
     this.writer = new ParquetWriter({
-      writer: fileWriter(path),
+      writer: fileWriter(new ByteWriter(), path, options.onBytes),
       schema: schema as never,
       codec: 'SNAPPY',
       compressors: { SNAPPY: snappyCompress },
@@ -364,7 +395,16 @@ export class ParquetOfRecords {
   /** Whether a page changed the columns: it and the later ones are in the NDJSON file. */
   private late = false;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    /** Each piece of the file as it is written, while the columns hold (`rewrites` false). */
+    private readonly options: { onBytes?: (bytes: Uint8Array) => void } = {},
+  ) {}
+
+  /** Whether a page changed the columns, so that `finish` writes the file again: pieces given so far are void. */
+  get rewrites(): boolean {
+    return this.late;
+  }
 
   private get earlyPath() {
     return `${this.file}.early`;
@@ -379,7 +419,7 @@ export class ParquetOfRecords {
     if (!records.length) return;
     if (!this.late) {
       const columns = this.learner.columns();
-      this.early ??= new ParquetRows(this.earlyPath, columns, RECORDS);
+      this.early ??= new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
       if (sameColumns(this.early.columns, columns)) return this.early.add(records);
       this.early.finish(); // readable from here on: its rows are read back by `finish`
       this.late = true;
@@ -394,7 +434,9 @@ export class ParquetOfRecords {
     const columns = this.learner.columns();
     try {
       if (!this.late) {
-        const early = this.early ?? new ParquetRows(this.earlyPath, columns, RECORDS);
+        const early =
+          this.early ??
+          new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
         const rows = early.finish();
         await rename(this.earlyPath, this.file);
         return rows;
