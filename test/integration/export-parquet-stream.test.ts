@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 /**
- * 640 bytes of text snappy cannot shorten much: 10 000 records make ~6.5 MB of file, so a 4 MB block is staged while
+ * 640 bytes of text snappy cannot shorten much: 10 000 records make ~6.5 MB of file, so blocks are staged while
  * pages still arrive (the file goes out in ~1 MB pieces as its 2 000-row groups are written). The same function is
  * the child's (TEXT), as text: this file is compiled for the test and the child runs plain JavaScript.
  */
@@ -121,7 +121,7 @@ const expected = (i: number) => ({ id: `r${i}`, n: i, text: text(i) });
 
 it('records of one shape: blocks are staged while pages still arrive, and the blob is the whole file', async () => {
   const { stored, stagedBeforeLastPage, bytes, back } = await exportItems(false);
-  // The first 4 MB block went out before the last page was asked for.
+  // Blocks went out before the last page was asked for.
   expect(stagedBeforeLastPage).toBeGreaterThan(0);
   expect(stored).toMatchObject({ records: RECORDS, bytes: bytes.length });
   expect(stored.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
