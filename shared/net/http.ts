@@ -3,6 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { IntegrationError } from '../errors';
+import { timeoutError } from './retry';
 
 /** An HTTP answer read whole: what a JSON API client needs, and nothing of a stream API's per-request cost. */
 export interface HttpAnswer {
@@ -73,9 +74,6 @@ function targetOf(url: string): Target {
   }
   return target;
 }
-
-/** What a request that ran out of time fails with: the error `AbortSignal.timeout` gives. */
-const timeoutError = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 
 /**
  * POST over node:http(s) with kept-alive connections. Measured against `fetch` (bench/sync's raw loop,

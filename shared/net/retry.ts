@@ -98,6 +98,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** What an operation that ran out of time fails with: the error `AbortSignal.timeout` gives. */
+export const timeoutError = () =>
+  new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+
 /**
  * Runs `work` with one signal that fires on the caller's abort or after `timeoutMs`, and lets both go when it
  * settles. Not `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: its timer and what it holds live out the
@@ -113,10 +117,7 @@ export async function withTimeout<T>(
   const onAbort = () => controller.abort(signal?.reason);
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(
-    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
-    timeoutMs,
-  );
+  const timer = setTimeout(() => controller.abort(timeoutError()), timeoutMs);
   timer.unref();
   try {
     return await work(controller.signal);
