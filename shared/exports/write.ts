@@ -112,11 +112,9 @@ export async function writeExportStream(
         } else if (pieces?.writableNeedDrain) await once(pieces, 'drain', { signal: options.abortSignal });
       }
       await parquetFile.finish();
-      if (pieces && streaming) {
-        pieces.end();
-        await streaming;
-        source = undefined;
-      } else source = createReadStream(file);
+      pieces?.end();
+      await streaming; // streamed: nothing left to send
+      source = pieces ? undefined : createReadStream(file);
     }
     // Parquet compresses inside (snappy): never gzipped. (No source: streamed already.)
     if (source && options.gzip && !parquet)

@@ -145,6 +145,9 @@ interface Gathering {
   texts: number;
 }
 
+/** Columns written as UTF-8 bytes: text, and JSON as its JSON text. */
+const isText = (kind: Kind) => kind === 'STRING' || kind === 'JSON';
+
 /** A text column is taken for one of distinct values (ids, titles, times) after a group of at least this many. */
 const MIN_DISTINCT_SAMPLE = 500;
 
@@ -154,7 +157,7 @@ const MIN_DISTINCT_SAMPLE = 500;
  */
 function encodeTexts(column: Gathering, from: number, to: number): void {
   const { kind, values, shared } = column;
-  if (kind !== 'STRING' && kind !== 'JSON') return;
+  if (!isText(kind)) return;
   for (let row = from; row < to; row++) {
     let v = values[row];
     if (v === null) continue;
@@ -257,13 +260,12 @@ export class ParquetRows<T> {
   }
 
   private gathering(): Gathering[] {
-    const text = (kind: Kind) => kind === 'STRING' || kind === 'JSON';
     return [...this.options.leading.map((c) => [c.name, c.kind] as const), ...this.columns].map(
       ([name, kind]) => ({
         name,
         kind,
         values: new Array<unknown>(ROW_GROUP).fill(null),
-        shared: text(kind) && !this.distinct.has(name) ? new Map<string, Buffer>() : undefined,
+        shared: isText(kind) && !this.distinct.has(name) ? new Map<string, Buffer>() : undefined,
         texts: 0,
       }),
     );
@@ -314,7 +316,7 @@ export class ParquetRows<T> {
     if (!size) return;
     const columnData = group.map(({ name, kind, values, shared, texts }) => {
       if (size < values.length) values.length = size;
-      if (kind !== 'STRING' && kind !== 'JSON') return { name, data: values };
+      if (!isText(kind)) return { name, data: values };
       // A column whose texts were all distinct in a whole group is not worth a dictionary: the writer would sample and
       // hash its values to find that out again in every group (docs/benchmarks.md, "Export").
       if (!shared) return { name, data: values, encoding: 'PLAIN' as const };
