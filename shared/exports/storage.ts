@@ -6,8 +6,9 @@ import {
   type ContainerClient,
   type UserDelegationKey,
 } from '@azure/storage-blob';
-import { PassThrough } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { TenantGraphqlClient } from '../graphql/client';
+import { BlockUpload } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 import type { StreamDefinition } from '../streams';
 import { extensionOf, type ExportFormat } from './formats';
@@ -69,21 +70,21 @@ export class ExportStorage {
     // last one to stage when it ends — with 4 MB blocks the last 4 MB waited for the file's end, 65-107 ms of a 100 k
     // export on Azurite against 15-29 (docs/benchmarks.md, "Export"). 50 000 blocks of 1 MB: ~48 GiB of Parquet.
     // Text is streamed as it is encoded, in 4 MB blocks, two in flight (~195 GiB a file).
-    const blocks: [number, number] = task.format === 'parquet' ? [1 << 20, 4] : [4 << 20, 2];
+    const [blockBytes, inFlight] = task.format === 'parquet' ? [1 << 20, 4] : [4 << 20, 2];
     // One upload of staged blocks, committed at its end — or, should a Parquet export start over (a page changed its
     // columns after some of the file went out), another after it: the first is abandoned, never committed.
     const upload = () => {
-      const pipe = new PassThrough({ highWaterMark: 1 << 20 });
       const abandon = new AbortController();
-      const done = blob
-        .uploadStream(pipe, ...blocks, {
-          abortSignal: AbortSignal.any([signal, abandon.signal]),
-          blobHTTPHeaders: headers,
-        })
-        .catch((err: unknown) => {
-          if (!abandon.signal.aborted) stop.abort(err);
-          throw err;
-        });
+      const pipe = new BlockUpload(blob, {
+        blockBytes,
+        inFlight,
+        blobHTTPHeaders: headers,
+        abortSignal: AbortSignal.any([signal, abandon.signal]),
+      });
+      const done = finished(pipe).catch((err: unknown) => {
+        if (!abandon.signal.aborted) stop.abort(err);
+        throw err;
+      });
       done.catch(() => undefined); // awaited below, unless abandoned
       return { pipe, done, abandon };
     };
@@ -91,7 +92,6 @@ export class ExportStorage {
     const restart = async () => {
       const old = current;
       old.abandon.abort();
-      // With a reason: the SDK's upload settles when its source fails, not when it merely closes.
       old.pipe.destroy(new Error('abandoned: the export starts over'));
       await old.done.catch(() => undefined);
       current = upload();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import type { SyncFormat } from '../config';
+import { blockMd5 } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 import type { Change } from '../sync/changes';
 import { ndjson, pageName, parquet } from './ndjson';
@@ -44,6 +45,7 @@ export class BlobSink implements ChangeSink {
     const blob = await this.blob(batch.tenant, batch.runId, `${batch.stream}.ndjson.gz`);
     const body = gzipPage(ndjson(batch.changes));
     await blob.stageBlock(BlobSink.blockId(batch.page), body, body.length, {
+      transactionalContentMD5: blockMd5(body),
       abortSignal: options.abortSignal,
     });
   }

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { schemaFindingsSchema } from '../runs/history';
 import { statusOf } from '../errors';
+import { BlockUpload } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
@@ -280,9 +281,14 @@ export class BlobSyncStateStore implements SyncStateStore {
   async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, snapshotLeaf(stream)));
     // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then.
-    await blob.uploadStream(Readable.from(snapshot), 4 * 1024 * 1024, 2, {
-      blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
-    });
+    await pipeline(
+      Readable.from(snapshot),
+      new BlockUpload(blob, {
+        blockBytes: 4 * 1024 * 1024,
+        inFlight: 2,
+        blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
+      }),
+    );
   }
 
   async readCheckpoint(tenant: string, stream: string) {
