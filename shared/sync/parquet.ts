@@ -205,6 +205,64 @@ function fileWriter(
   return writer;
 }
 
+type Writer = import('hyparquet-writer').ParquetWriter;
+type ColumnSource = import('hyparquet-writer/src/types.js').ColumnSource;
+
+/**
+ * One row group, as hyparquet-writer's `ParquetWriter.write` writes it (src/parquet-writer.js: the same calls for flat
+ * columns, so the same bytes) — but a column per turn of the event loop. The write of a group holds the thread for
+ * ~4 ms; a page's answer arriving meanwhile waited for all of it, and the next page was asked for only then (a trace
+ * of every request of an export, docs/benchmarks.md "Export"). Between columns it is read and the next page asked for.
+ */
+async function writeRowGroup(w: Writer, columnData: ColumnSource[], rows: number): Promise<void> {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { writeColumn } =
+    require('hyparquet-writer/src/column.js') as typeof import('hyparquet-writer/types/column');
+  const { encodeNestedValues } =
+    require('hyparquet-writer/src/dremel.js') as typeof import('hyparquet-writer/types/dremel');
+  const { schemaPathResolver } =
+    require('hyparquet-writer/src/schema.js') as typeof import('hyparquet-writer/types/schema');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const resolve = schemaPathResolver(w.schema);
+  const start = w.writer.offset;
+  const columns: import('hyparquet').ColumnChunk[] = [];
+  for (const { name, data, encoding } of columnData) {
+    await new Promise<void>((r) => setImmediate(r));
+    const path = resolve([name]); // a flat column: its own leaf
+    const schemaPath = path.map((node) => node.element);
+    const result = writeColumn({
+      writer: w.writer,
+      column: {
+        columnName: name,
+        element: schemaPath[schemaPath.length - 1],
+        schemaPath,
+        codec: w.codec,
+        compressors: w.compressors,
+        stats: w.statistics,
+        statisticsTruncateLength: w.statisticsTruncateLength,
+        pageSize: 1_048_576,
+        dictionarySize: undefined,
+        columnIndex: false,
+        offsetIndex: true,
+        encoding,
+        bloomFilter: undefined,
+      },
+      pageData: encodeNestedValues(path, data),
+    });
+    columns.push(result.chunk);
+    w.pendingIndexes.push(result);
+  }
+  let total = 0n;
+  for (const { meta_data } of columns) total += meta_data?.total_uncompressed_size ?? 0n;
+  w.num_rows += BigInt(rows);
+  w.row_groups.push({
+    columns,
+    total_byte_size: total,
+    num_rows: BigInt(rows),
+    total_compressed_size: BigInt(w.writer.offset - start),
+  });
+}
+
 /**
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
  * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
@@ -216,7 +274,7 @@ function fileWriter(
  */
 export class ParquetRows<T> {
   rows = 0;
-  private readonly writer: import('hyparquet-writer').ParquetWriter;
+  private readonly writer: Writer;
   private readonly json: SchemaElement[];
   /** Text columns whose values were all distinct in a group: encoded without a dictionary from then on. */
   private readonly distinct = new Set<string>();
@@ -271,7 +329,7 @@ export class ParquetRows<T> {
     );
   }
 
-  add(items: Iterable<T>): void {
+  async add(items: Iterable<T>): Promise<void> {
     const { leading, recordOf } = this.options;
     const { names, position } = this;
     const first = leading.length;
@@ -295,7 +353,7 @@ export class ParquetRows<T> {
       }
       if (this.size >= ROW_GROUP) {
         for (const column of this.group) encodeTexts(column, from, this.size);
-        this.flush();
+        await this.flush();
         from = 0;
         values = this.group.map((c) => c.values);
       }
@@ -303,15 +361,15 @@ export class ParquetRows<T> {
     for (const column of this.group) encodeTexts(column, from, this.size);
   }
 
-  finish(): number {
-    this.flush();
+  async finish(): Promise<number> {
+    await this.flush();
     // The writer keeps the schema it was given and writes the footer from it.
     for (const e of this.json) e.converted_type = 'JSON';
     this.writer.finish();
     return this.rows;
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     const { group, size } = this;
     if (!size) return;
     const columnData = group.map(({ name, kind, values, shared, texts }) => {
@@ -323,7 +381,7 @@ export class ParquetRows<T> {
       if (texts >= MIN_DISTINCT_SAMPLE && shared.size === texts) this.distinct.add(name);
       return { name, data: values };
     });
-    this.writer.write({ rowGroupSize: ROW_GROUP, columnData });
+    await writeRowGroup(this.writer, columnData, size);
     // The writer keeps each column's least and greatest value for the footer. Text and JSON values are views into
     // Buffer's shared 8 KiB slabs, and each kept one held its whole slab to the end of the file (~5 MB more at 300 k
     // records, docs/benchmarks.md): copied, they hold their own bytes only.
@@ -367,8 +425,8 @@ export async function writeParquet<T>(
   const tmp = `${file}.tmp`;
   try {
     const rows = new ParquetRows(tmp, columns, { leading, recordOf });
-    for await (const items of pages()) rows.add(items);
-    rows.finish();
+    for await (const items of pages()) await rows.add(items);
+    await rows.finish();
     await rename(tmp, file);
     return rows.rows;
   } catch (err) {
@@ -423,7 +481,7 @@ export class ParquetOfRecords {
       const columns = this.learner.columns();
       this.early ??= new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
       if (sameColumns(this.early.columns, columns)) return this.early.add(records);
-      this.early.finish(); // readable from here on: its rows are read back by `finish`
+      await this.early.finish(); // readable from here on: its rows are read back by `finish`
       this.late = true;
     }
     let text = '';
@@ -439,7 +497,7 @@ export class ParquetOfRecords {
         const early =
           this.early ??
           new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
-        const rows = early.finish();
+        const rows = await early.finish();
         await rename(this.earlyPath, this.file);
         return rows;
       }
