@@ -302,6 +302,39 @@ describe('an export written as its pages arrive', () => {
     }
   });
 
+  it("a row group's write lets other work run between its columns (a page's answer arriving meanwhile is read then, not after the whole group)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-turns-'));
+    try {
+      const out = execFileSync(
+        process.execPath,
+        [
+          '-e',
+          `const { ParquetOfRecords } = require(${JSON.stringify(PARQUET)});
+           const [file, rows] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+           (async () => {
+             const w = new ParquetOfRecords(file);
+             for (let i = 0; i < rows.length - 100; i += 100) await w.page(rows.slice(i, i + 100));
+             // The last page completes the row group, whose write starts with it: count the turns of the event
+             // loop other work gets before that page is taken in.
+             let turns = 0;
+             let done = false;
+             const other = () => { if (!done) { turns++; setImmediate(other); } };
+             setImmediate(other);
+             await w.page(rows.slice(rows.length - 100));
+             done = true;
+             await w.finish();
+             process.stdout.write(String(turns));
+           })().catch((e) => { console.error(e.message); process.exit(1); });`,
+        ],
+        { input: JSON.stringify([join(dir, 'items.parquet'), mixed().slice(0, ROW_GROUP)]) },
+      ).toString();
+      // Seven columns: a turn before each.
+      expect(Number(out)).toBeGreaterThanOrEqual(7);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a text column all distinct in its first row group and repeating after it (written without a dictionary from then on) reads back as written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-distinct-'));
     try {
