@@ -66,11 +66,11 @@ export class ExportStorage {
         task.gzip && task.format !== 'parquet' ? 'application/gzip' : CONTENT_TYPES[task.format],
       blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
     };
-    // A Parquet file's pieces come ~1 MB at a time while it is written: blocks of 1 MB (four in flight) leave only the
-    // last one to stage when it ends — with 4 MB blocks the last 4 MB waited for the file's end, 65-107 ms of a 100 k
-    // export on Azurite against 15-29 (docs/benchmarks.md, "Export"). 50 000 blocks of 1 MB: ~48 GiB of Parquet.
-    // Text is streamed as it is encoded, in 4 MB blocks, two in flight (~195 GiB a file).
-    const [blockBytes, inFlight] = task.format === 'parquet' ? [1 << 20, 4] : [4 << 20, 2];
+    // A Parquet file's pieces come ~1 MB at a time while it is written (FILE_PIECE_BYTES, shared/sync/parquet.ts): each
+    // piece is a block (four in flight), sent as it is, and only the last waits for the file's end — with 4 MB blocks
+    // the last 4 MB did, 65-107 ms of a 100 k export on Azurite against 15-29 (docs/benchmarks.md, "Export"). 50 000
+    // blocks of 1 MB: ~46 GiB of Parquet. Text is streamed as it is encoded, in 4 MiB blocks, two in flight (~195 GiB).
+    const [blockBytes, inFlight] = task.format === 'parquet' ? [1_000_000, 4] : [4 << 20, 2];
     // One upload of staged blocks, committed at its end — or, should a Parquet export start over (a page changed its
     // columns after some of the file went out), another after it: the first is abandoned, never committed.
     const upload = () => {

@@ -26,7 +26,8 @@ export interface BlockUploadOptions {
  * committed: its blocks are dropped by the service with the next commit. Block ids carry a prefix of their own
  * upload's, so a late block of an abandoned upload cannot take the place of one of the next. A blob holds at most
  * 50 000 blocks: `blockBytes` bounds its size.
- * Chunks are copied into their block (~0.1 ms a MiB): a writer may reuse a chunk's memory once it is written.
+ * A chunk that makes a block by itself is sent as it is, not copied (the Parquet writer's ~1 MB pieces): as with any
+ * Writable (fs's too), a writer must not change a chunk's memory once it has written it.
  */
 export class BlockUpload extends Writable {
   private readonly ids: string[] = [];
@@ -77,7 +78,7 @@ export class BlockUpload extends Writable {
   }
 
   private stage(): void {
-    const body = Buffer.concat(this.pending, this.pendingBytes);
+    const body = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
     // Ids of one blob must all be as long: the upload's prefix and a five-digit number (< 50 000 blocks).
