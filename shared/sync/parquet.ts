@@ -143,6 +143,10 @@ interface Gathering {
   /** Each text of this group once, as bytes; none for a column known to be distinct (each text encoded as it comes). */
   shared: Map<string, Buffer> | undefined;
   texts: number;
+  /** A text column's statistics for its group, kept as its texts are encoded (`least`, `greatest`: text and bytes). */
+  nulls: number;
+  least?: [string, Buffer];
+  greatest?: [string, Buffer];
 }
 
 /** Columns written as UTF-8 bytes: text, and JSON as its JSON text. */
@@ -160,20 +164,34 @@ function encodeTexts(column: Gathering, from: number, to: number): void {
   if (!isText(kind)) return;
   for (let row = from; row < to; row++) {
     let v = values[row];
-    if (v === null) continue;
+    if (v === null) {
+      column.nulls++;
+      continue;
+    }
     if (kind === 'JSON') v = JSON.stringify(v);
     else if (typeof v !== 'string') continue;
     const text = v as string;
     column.texts++;
-    if (!shared) {
-      values[row] = Buffer.from(text);
-      continue;
+    let bytes = shared?.get(text);
+    if (!bytes) {
+      bytes = Buffer.from(text);
+      shared?.set(text, bytes);
+      // A text seen before in this group cannot change its least or greatest value: only new ones are compared.
+      if (!column.least || before(text, bytes, column.least)) column.least = [text, bytes];
+      if (!column.greatest || before(column.greatest[0], column.greatest[1], [text, bytes]))
+        column.greatest = [text, bytes];
     }
-    let bytes = shared.get(text);
-    if (!bytes) shared.set(text, (bytes = Buffer.from(text)));
     values[row] = bytes;
   }
 }
+
+/**
+ * Whether text `a` (its UTF-8 `bytes`) comes before `b` as Parquet orders text: by its UTF-8 bytes. For ASCII (as many
+ * bytes as characters) that is JavaScript's own order of strings; otherwise the bytes are compared (JavaScript orders
+ * U+E000–U+FFFF after the surrogates of characters beyond U+FFFF, UTF-8 the other way round).
+ */
+const before = (a: string, bytes: Buffer, [b, other]: [string, Buffer]): boolean =>
+  bytes.length === a.length && other.length === b.length ? a < b : Buffer.compare(bytes, other) < 0;
 
 const cell = (v: unknown): unknown => (v === undefined ? null : v);
 
@@ -206,7 +224,12 @@ function fileWriter(
 }
 
 type Writer = import('hyparquet-writer').ParquetWriter;
-type ColumnSource = import('hyparquet-writer/src/types.js').ColumnSource;
+type ColumnChunk = import('hyparquet').ColumnChunk;
+type TextStatistics = NonNullable<NonNullable<ColumnChunk['meta_data']>['statistics']>;
+/** A column to write; a text column with its statistics, kept as its texts were encoded (`encodeTexts`). */
+type Column = Pick<import('hyparquet-writer/src/types.js').ColumnSource, 'name' | 'data' | 'encoding'> & {
+  statistics?: TextStatistics;
+};
 
 /**
  * One row group, as hyparquet-writer's `ParquetWriter.write` writes it (src/parquet-writer.js: the same calls for flat
@@ -214,7 +237,7 @@ type ColumnSource = import('hyparquet-writer/src/types.js').ColumnSource;
  * ~4 ms; a page's answer arriving meanwhile waited for all of it, and the next page was asked for only then (a trace
  * of every request of an export, docs/benchmarks.md "Export"). Between columns it is read and the next page asked for.
  */
-async function writeRowGroup(w: Writer, columnData: ColumnSource[], rows: number): Promise<void> {
+async function writeRowGroup(w: Writer, columnData: Column[], rows: number): Promise<void> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { writeColumn } =
     require('hyparquet-writer/src/column.js') as typeof import('hyparquet-writer/types/column');
@@ -225,8 +248,8 @@ async function writeRowGroup(w: Writer, columnData: ColumnSource[], rows: number
   /* eslint-enable @typescript-eslint/no-require-imports */
   const resolve = schemaPathResolver(w.schema);
   const start = w.writer.offset;
-  const columns: import('hyparquet').ColumnChunk[] = [];
-  for (const { name, data, encoding } of columnData) {
+  const columns: ColumnChunk[] = [];
+  for (const { name, data, encoding, statistics } of columnData) {
     await new Promise<void>((r) => setImmediate(r));
     const path = resolve([name]); // a flat column: its own leaf
     const schemaPath = path.map((node) => node.element);
@@ -238,7 +261,8 @@ async function writeRowGroup(w: Writer, columnData: ColumnSource[], rows: number
         schemaPath,
         codec: w.codec,
         compressors: w.compressors,
-        stats: w.statistics,
+        // A text column's statistics are known already: the writer's would compare every value's bytes again.
+        stats: w.statistics && !statistics,
         statisticsTruncateLength: w.statisticsTruncateLength,
         pageSize: 1_048_576,
         dictionarySize: undefined,
@@ -249,6 +273,21 @@ async function writeRowGroup(w: Writer, columnData: ColumnSource[], rows: number
       },
       pageData: encodeNestedValues(path, data),
     });
+    const meta = result.chunk.meta_data;
+    if (w.statistics && statistics && meta) {
+      // What the writer records with its own statistics (src/column.js): these, and how its pages are encoded.
+      meta.statistics = statistics;
+      meta.encoding_stats = [
+        ...(meta.dictionary_page_offset === undefined
+          ? []
+          : [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }]),
+        {
+          page_type: 'DATA_PAGE_V2' as const,
+          encoding: meta.encodings[meta.encodings.length - 1],
+          count: result.offsetIndex?.page_locations.length ?? 1,
+        },
+      ];
+    }
     columns.push(result.chunk);
     w.pendingIndexes.push(result);
   }
@@ -325,6 +364,7 @@ export class ParquetRows<T> {
         values: new Array<unknown>(ROW_GROUP).fill(null),
         shared: isText(kind) && !this.distinct.has(name) ? new Map<string, Buffer>() : undefined,
         texts: 0,
+        nulls: 0,
       }),
     );
   }
@@ -372,28 +412,24 @@ export class ParquetRows<T> {
   private async flush(): Promise<void> {
     const { group, size } = this;
     if (!size) return;
-    const columnData = group.map(({ name, kind, values, shared, texts }) => {
+    const columnData = group.map(({ name, kind, values, shared, texts, nulls, least, greatest }) => {
       if (size < values.length) values.length = size;
       if (!isText(kind)) return { name, data: values };
+      // The writer keeps each column's least and greatest value for the footer. Text and JSON values are views into
+      // Buffer's shared 8 KiB slabs, and each kept one held its whole slab to the end of the file (~5 MB more at 300 k
+      // records, docs/benchmarks.md): copied, they hold their own bytes only.
+      const statistics: TextStatistics = {
+        min_value: least && new Uint8Array(least[1]),
+        max_value: greatest && new Uint8Array(greatest[1]),
+        null_count: BigInt(nulls),
+      };
       // A column whose texts were all distinct in a whole group is not worth a dictionary: the writer would sample and
       // hash its values to find that out again in every group (docs/benchmarks.md, "Export").
-      if (!shared) return { name, data: values, encoding: 'PLAIN' as const };
+      if (!shared) return { name, data: values, encoding: 'PLAIN' as const, statistics };
       if (texts >= MIN_DISTINCT_SAMPLE && shared.size === texts) this.distinct.add(name);
-      return { name, data: values };
+      return { name, data: values, statistics };
     });
     await writeRowGroup(this.writer, columnData, size);
-    // The writer keeps each column's least and greatest value for the footer. Text and JSON values are views into
-    // Buffer's shared 8 KiB slabs, and each kept one held its whole slab to the end of the file (~5 MB more at 300 k
-    // records, docs/benchmarks.md): copied, they hold their own bytes only.
-    for (const { meta_data } of this.writer.row_groups.at(-1)?.columns ?? []) {
-      const statistics = meta_data?.statistics;
-      if (statistics)
-        for (const bound of ['min_value', 'max_value'] as const) {
-          const v = statistics[bound];
-          if (v instanceof Uint8Array && v.byteLength !== v.buffer.byteLength)
-            statistics[bound] = new Uint8Array(v);
-        }
-    }
     this.rows += size;
     this.size = 0;
     this.group = this.gathering();
