@@ -96,6 +96,8 @@ export class BlockUpload extends Writable {
         (err: unknown) => {
           this.staging.delete(staged);
           this.failure ??= err;
+          // At once, not at the next block: a text export's next block may be 100 k records away.
+          this.destroy(err as Error);
         },
       );
     this.staging.add(staged);

@@ -128,6 +128,19 @@ test('a block changed on its way is refused by its MD5: the upload fails and the
   expect(await direct.getBlockBlobClient(name).downloadToBuffer()).toEqual(before);
 });
 
+test('a block refused fails the upload at once, before the next block or the end is written', async () => {
+  corruptNext = true;
+  const upload = new BlockUpload(viaProxy.getBlockBlobClient('refused.bin'), {
+    blockBytes: 64 << 10,
+    inFlight: 2,
+  });
+  const failed = new Promise<unknown>((ok) => upload.once('error', ok));
+  upload.write(Buffer.alloc(100 << 10, 1)); // one block, staged now; nothing more is written
+  const bound = new Promise((ok) => setTimeout(() => ok('no error'), 20_000).unref());
+  expect(await Promise.race([failed, bound])).toMatchObject({ statusCode: 400, code: 'Md5Mismatch' });
+  expect(upload.destroyed).toBe(true);
+});
+
 test('an upload stopped before its end commits nothing, and one aborted while idle ends', async () => {
   const name = 'stopped.bin';
   const before = Buffer.from('kept\n');
