@@ -143,10 +143,10 @@ interface Gathering {
   /** Each text of this group once, as bytes; none for a column known to be distinct (each text encoded as it comes). */
   shared: Map<string, Buffer> | undefined;
   texts: number;
-  /** A text column's statistics for its group, kept as its texts are encoded (`least`, `greatest`: text and bytes). */
+  /** A text column's statistics for its group, kept as its texts are encoded: empty cells, least and greatest text. */
   nulls: number;
-  least?: [string, Buffer];
-  greatest?: [string, Buffer];
+  least?: [text: string, bytes: Buffer];
+  greatest?: [text: string, bytes: Buffer];
 }
 
 /** Columns written as UTF-8 bytes: text, and JSON as its JSON text. */
@@ -306,10 +306,11 @@ async function writeRowGroup(w: Writer, columnData: Column[], rows: number): Pro
  * Rows into one Parquet file as they come, in row groups of ROW_GROUP, with columns known before the first row:
  * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
  *
- * Each row's values go to their columns as the row is added, and the group is written when full. That write holds
- * the thread — a page's answer arriving meanwhile waits for it, and the next page is asked for only then (a trace of
- * every request of an export: the ~50 requests in flight during a write took 7-8 ms against 2-2.5 ms) — so what can
- * be done a page at a time, while the next page is on its way, is not left to it.
+ * Each row's values go to their columns as the row is added, and the group is written when full, a column per turn
+ * (`writeRowGroup`). Each column's write holds the thread — a page's answer arriving meanwhile waits for it (a trace of
+ * every request of an export: the ~50 requests in flight during a group's write took 7-8 ms against 2-2.5 ms) — so
+ * what can be done a page at a time, while the next page is on its way, is not left to it: texts are encoded and their
+ * least and greatest values kept as they come (`encodeTexts`).
  */
 export class ParquetRows<T> {
   rows = 0;
