@@ -91,8 +91,7 @@ export class ExportStorage {
     let current = upload();
     const restart = async () => {
       const old = current;
-      old.abandon.abort();
-      old.pipe.destroy(new Error('abandoned: the export starts over'));
+      old.abandon.abort(); // destroys its upload (its `abortSignal`): never committed
       await old.done.catch(() => undefined);
       current = upload();
       return current.pipe;

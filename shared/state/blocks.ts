@@ -33,8 +33,8 @@ export class BlockUpload extends Writable {
   private readonly ids: string[] = [];
   private readonly prefix = randomBytes(6).toString('hex');
   private readonly staging = new Set<Promise<void>>();
+  /** Aborts what is on its way when the upload is destroyed — also by `abortSignal`, through `addAbortSignal`. */
   private readonly stop = new AbortController();
-  private readonly signal: AbortSignal;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private failure: unknown;
@@ -44,10 +44,8 @@ export class BlockUpload extends Writable {
     private readonly options: BlockUploadOptions,
   ) {
     super({ highWaterMark: options.blockBytes });
-    this.signal = options.abortSignal
-      ? AbortSignal.any([this.stop.signal, options.abortSignal])
-      : this.stop.signal;
-    // Aborted while no block is on its way (the writer waiting for its source), the upload still ends there.
+    // Aborted, the upload is destroyed at once, whether or not a block is on its way (the writer may be waiting for
+    // its source), and what is on its way with it.
     if (options.abortSignal) addAbortSignal(options.abortSignal, this);
   }
 
@@ -65,7 +63,7 @@ export class BlockUpload extends Writable {
       .then(() =>
         this.blob.commitBlockList(this.ids, {
           blobHTTPHeaders: this.options.blobHTTPHeaders,
-          abortSignal: this.signal,
+          abortSignal: this.stop.signal,
         }),
       )
       .then(() => callback(), callback);
@@ -87,7 +85,7 @@ export class BlockUpload extends Writable {
     const staged: Promise<void> = this.blob
       .stageBlock(id, body, body.length, {
         transactionalContentMD5: blockMd5(body),
-        abortSignal: this.signal,
+        abortSignal: this.stop.signal,
       })
       .then(
         () => {
