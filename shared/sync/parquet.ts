@@ -145,9 +145,12 @@ interface Gathering {
   texts: number;
   /** A text column's statistics for its group, kept as its texts are encoded: empty cells, least and greatest text. */
   nulls: number;
-  least?: [text: string, bytes: Buffer];
-  greatest?: [text: string, bytes: Buffer];
+  least?: Bound;
+  greatest?: Bound;
 }
+
+/** A text and its UTF-8 bytes. */
+type Bound = [text: string, bytes: Buffer];
 
 /** Columns written as UTF-8 bytes: text, and JSON as its JSON text. */
 const isText = (kind: Kind) => kind === 'STRING' || kind === 'JSON';
@@ -177,21 +180,21 @@ function encodeTexts(column: Gathering, from: number, to: number): void {
       bytes = Buffer.from(text);
       shared?.set(text, bytes);
       // A text seen before in this group cannot change its least or greatest value: only new ones are compared.
-      if (!column.least || before(text, bytes, column.least)) column.least = [text, bytes];
-      if (!column.greatest || before(column.greatest[0], column.greatest[1], [text, bytes]))
-        column.greatest = [text, bytes];
+      const entry: Bound = [text, bytes];
+      if (!column.least || before(entry, column.least)) column.least = entry;
+      if (!column.greatest || before(column.greatest, entry)) column.greatest = entry;
     }
     values[row] = bytes;
   }
 }
 
 /**
- * Whether text `a` (its UTF-8 `bytes`) comes before `b` as Parquet orders text: by its UTF-8 bytes. For ASCII (as many
- * bytes as characters) that is JavaScript's own order of strings; otherwise the bytes are compared (JavaScript orders
- * U+E000–U+FFFF after the surrogates of characters beyond U+FFFF, UTF-8 the other way round).
+ * Whether text `a` comes before `b` as Parquet orders text: by its UTF-8 bytes. For ASCII (as many bytes as characters)
+ * that is JavaScript's own order of strings; otherwise the bytes are compared (JavaScript orders U+E000–U+FFFF after
+ * the surrogates of characters beyond U+FFFF, UTF-8 the other way round).
  */
-const before = (a: string, bytes: Buffer, [b, other]: [string, Buffer]): boolean =>
-  bytes.length === a.length && other.length === b.length ? a < b : Buffer.compare(bytes, other) < 0;
+const before = ([a, aBytes]: Bound, [b, bBytes]: Bound): boolean =>
+  aBytes.length === a.length && bBytes.length === b.length ? a < b : Buffer.compare(aBytes, bBytes) < 0;
 
 const cell = (v: unknown): unknown => (v === undefined ? null : v);
 
@@ -503,6 +506,11 @@ export class ParquetOfRecords {
     return this.late;
   }
 
+  /** The file of the pages whose columns hold, its pieces handed on as they are written. */
+  private rows(columns: Map<string, Kind>) {
+    return new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
+  }
+
   private get earlyPath() {
     return `${this.file}.early`;
   }
@@ -516,7 +524,7 @@ export class ParquetOfRecords {
     if (!records.length) return;
     if (!this.late) {
       const columns = this.learner.columns();
-      this.early ??= new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
+      this.early ??= this.rows(columns);
       if (sameColumns(this.early.columns, columns)) return this.early.add(records);
       await this.early.finish(); // readable from here on: its rows are read back by `finish`
       this.late = true;
@@ -531,9 +539,7 @@ export class ParquetOfRecords {
     const columns = this.learner.columns();
     try {
       if (!this.late) {
-        const early =
-          this.early ??
-          new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
+        const early = this.early ?? this.rows(columns);
         const rows = await early.finish();
         await rename(this.earlyPath, this.file);
         return rows;
