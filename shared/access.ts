@@ -15,7 +15,7 @@ import {
   TableSessionMetadataStore,
   type SessionMetadataStore,
 } from './state/session-metadata';
-import { tableClient } from './state/table-service';
+import { tableClientOnUse } from './state/table-service';
 import { dirname, join } from 'node:path';
 
 export interface AccessDeps {
@@ -46,7 +46,8 @@ export interface AccessLayer {
 
 function metadataStore(config: AppConfig, deps: AccessDeps): SessionMetadataStore {
   if (deps.sessionMetadata) return deps.sessionMetadata;
-  const table = tableClient(config, SESSION_TABLE, deps.credential);
+  // Built on first use: most runs (a sync, an export) never read the session, and need not load the tables SDK.
+  const table = tableClientOnUse(config, SESSION_TABLE, deps.credential);
   if (table) return new TableSessionMetadataStore(table);
   return new FileSessionMetadataStore(join(dirname(config.localSecretsFile), 'sessions.json'));
 }

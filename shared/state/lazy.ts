@@ -15,15 +15,20 @@ export function lazyContainer(service: BlobServiceClient, name: string): () => P
     }));
 }
 
-/** The table, created on first use (once per process; a failure is tried again next time). */
-export function lazyTable(client: TableClient): () => Promise<TableClient> {
+/**
+ * The table, created on first use (once per process; a failure is tried again next time). Given a function, the
+ * client itself is built then too.
+ */
+export function lazyTable(table: TableClient | (() => TableClient)): () => Promise<TableClient> {
   let ready: Promise<TableClient> | undefined;
+  const create = async () => {
+    const client = typeof table === 'function' ? table() : table;
+    await client.createTable();
+    return client;
+  };
   return () =>
-    (ready ??= client.createTable().then(
-      () => client,
-      (err: unknown) => {
-        ready = undefined;
-        throw err;
-      },
-    ));
+    (ready ??= create().catch((err: unknown) => {
+      ready = undefined;
+      throw err;
+    }));
 }

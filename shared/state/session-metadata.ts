@@ -29,7 +29,8 @@ const PARTITION = 'session';
 export class TableSessionMetadataStore implements SessionMetadataStore {
   private readonly table: () => Promise<TableClient>;
 
-  constructor(client: TableClient) {
+  /** Given a function, the client (and its SDK) is built on the first read or write. */
+  constructor(client: TableClient | (() => TableClient)) {
     this.table = lazyTable(client);
   }
 

@@ -19,10 +19,21 @@ export function tableClient(
   table: string,
   credential?: TokenCredential,
 ): TableClient | undefined {
-  if (config.storageConnection)
-    return sdk().TableClient.fromConnectionString(config.storageConnection, table, {
-      allowInsecureConnection: true,
-    });
+  return tableClientOnUse(config, table, credential)?.();
+}
+
+/**
+ * `tableClient` built when first asked for: a client kept for a path most runs never take (the delegated session's
+ * store, which an export or a sync never reads) loads no SDK until then. Undefined when no table is configured.
+ */
+export function tableClientOnUse(
+  config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
+  table: string,
+  credential?: TokenCredential,
+): (() => TableClient) | undefined {
+  const connection = config.storageConnection;
+  if (connection)
+    return () => sdk().TableClient.fromConnectionString(connection, table, { allowInsecureConnection: true });
   const url = config.storageServiceUris?.table;
-  return url ? new (sdk().TableClient)(url, table, credential ?? azureCredential(config)) : undefined;
+  return url ? () => new (sdk().TableClient)(url, table, credential ?? azureCredential(config)) : undefined;
 }

@@ -1,4 +1,7 @@
 import { TableClient } from '@azure/data-tables';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { failure } from '../helpers/failure';
 import { afterPoll, nextStep, startDeviceFlow, type DeviceFlowState } from '../../shared/device-login/flow';
 import { pollDeviceToken, requestDeviceCode } from '../../shared/device-login/idp';
@@ -22,6 +25,30 @@ afterAll(async () => {
   await azurite.stop();
 });
 beforeEach(() => sb.hook('reset'));
+
+describe('the session store on Table storage', () => {
+  it('is built when the session is first read: an access layer used for reading only loads no Tables SDK', async () => {
+    // A fresh process on the built app (as the CLI and the Functions host load it): which modules it loaded is
+    // what node's own module cache says.
+    const access = resolve(__dirname, '../../dist/shared/access.js');
+    const config = resolve(__dirname, '../../dist/shared/config/index.js');
+    const script = `
+      const loaded = () => Object.keys(require.cache).some((f) => f.includes('/@azure/data-tables/'));
+      const a = require(${JSON.stringify(access)}).createAccessLayer(
+        require(${JSON.stringify(config)}).loadConfig(JSON.parse(process.argv[1])));
+      const built = loaded();
+      a.delegated.status().then((status) => {
+        process.stdout.write(JSON.stringify({ built, read: loaded(), status: status ?? null }));
+      });`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-e', script, JSON.stringify({ ...sb.settings, AzureWebJobsStorage: azurite.connectionString })],
+      { timeout: 20_000 },
+    );
+    // Nobody signed in: the table (made on that first read, on Azurite) holds no session.
+    expect(JSON.parse(stdout)).toEqual({ built: false, read: true, status: null });
+  });
+});
 
 describe('delegated session: device flow driven by the shared state machine', () => {
   /** A driver like the CLI's, but time moves with the sandbox clock instead of real waiting. */
