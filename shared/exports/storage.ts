@@ -58,7 +58,9 @@ export class ExportStorage {
     options: { abortSignal?: AbortSignal } = {},
   ): Promise<StoredFile> {
     const name = `${task.id}/${stream.name}.${extensionOf(task.format, task.gzip)}`;
-    const blob = (await this.container()).getBlockBlobClient(name);
+    // Not waited for: the container is made sure of (a round trip, and the Storage SDK's first request on a fresh
+    // instance) while the first pages are read; the first block waits for it.
+    const blob = this.container().then((container) => container.getBlockBlobClient(name));
     const stop = new AbortController();
     const signal = options.abortSignal ? AbortSignal.any([stop.signal, options.abortSignal]) : stop.signal;
     const headers = {

@@ -39,11 +39,22 @@ export class BlockUpload extends Writable {
   private pendingBytes = 0;
   private failure: unknown;
 
+  private readonly blob: Promise<BlockBlobClient>;
+
+  /**
+   * `blob` may be on its way (its container being made sure of while the first bytes are produced): the first block
+   * waits for it, and should it fail the upload fails at once.
+   */
   constructor(
-    private readonly blob: BlockBlobClient,
+    blob: BlockBlobClient | Promise<BlockBlobClient>,
     private readonly options: BlockUploadOptions,
   ) {
     super({ highWaterMark: options.blockBytes });
+    this.blob = Promise.resolve(blob);
+    this.blob.catch((err: unknown) => {
+      this.failure ??= err;
+      this.destroy(err as Error);
+    });
     // Aborted, the upload is destroyed at once, whether or not a block is on its way (the writer may be waiting for
     // its source), and what is on its way with it.
     if (options.abortSignal) addAbortSignal(options.abortSignal, this);
@@ -60,8 +71,9 @@ export class BlockUpload extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     if (this.pendingBytes) this.stage();
     this.whenFree(1)
-      .then(() =>
-        this.blob.commitBlockList(this.ids, {
+      .then(() => this.blob)
+      .then((blob) =>
+        blob.commitBlockList(this.ids, {
           blobHTTPHeaders: this.options.blobHTTPHeaders,
           abortSignal: this.stop.signal,
         }),
@@ -83,10 +95,12 @@ export class BlockUpload extends Writable {
     const id = Buffer.from(`${this.prefix}-${String(this.ids.length).padStart(5, '0')}`).toString('base64');
     this.ids.push(id);
     const staged: Promise<void> = this.blob
-      .stageBlock(id, body, body.length, {
-        transactionalContentMD5: blockMd5(body),
-        abortSignal: this.stop.signal,
-      })
+      .then((blob) =>
+        blob.stageBlock(id, body, body.length, {
+          transactionalContentMD5: blockMd5(body),
+          abortSignal: this.stop.signal,
+        }),
+      )
       .then(
         () => {
           this.staging.delete(staged);

@@ -168,3 +168,33 @@ test('an upload stopped before its end commits nothing, and one aborted while id
   expect(await closed).toMatchObject({ name: 'AbortError' });
   expect(await direct.getBlockBlobClient(name).downloadToBuffer()).toEqual(before);
 });
+
+test('a blob still on its way: what is written meanwhile waits for it, and a blob that never comes fails the upload at once', async () => {
+  // As an export gives it: the container is made sure of while the first bytes are produced.
+  let arrive: (blob: ReturnType<ContainerClient['getBlockBlobClient']>) => void = () => undefined;
+  const later = new BlockUpload(new Promise((ok) => (arrive = ok)), { blockBytes: 64 << 10, inFlight: 2 });
+  const parts = chunks(12, 5);
+  const written = pipeline(Readable.from(parts), later);
+  await new Promise((ok) => setTimeout(ok, 100));
+  arrive(direct.getBlockBlobClient('later.bin'));
+  await written;
+  expect(sha(await direct.getBlockBlobClient('later.bin').downloadToBuffer())).toBe(
+    sha(Buffer.concat(parts)),
+  );
+
+  // A container the account may not make (a wrong key): Azurite refuses it, and the upload fails with that refusal
+  // before anything more is written.
+  const wrongKey = azurite.connectionString.replace(
+    /AccountKey=[^;]+/,
+    `AccountKey=${Buffer.alloc(64, 7).toString('base64')}`,
+  );
+  const container = BlobServiceClient.fromConnectionString(wrongKey).getContainerClient('refused');
+  const refused = new BlockUpload(
+    container.createIfNotExists().then(() => container.getBlockBlobClient('x.bin')),
+    { blockBytes: 64 << 10, inFlight: 2 },
+  );
+  const failed = new Promise<unknown>((ok) => refused.once('error', ok));
+  refused.write(Buffer.alloc(10)); // less than a block: nothing is staged, only the blob is waited for
+  expect(await failed).toMatchObject({ statusCode: 403 });
+  expect(refused.destroyed).toBe(true);
+});
