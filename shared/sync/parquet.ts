@@ -3,6 +3,7 @@ import { appendFile, rename, rm } from 'node:fs/promises';
 import { rejectedError, sortOut, type RejectedPolicy } from '../sinks/rejected';
 import { StringDecoder } from 'node:string_decoder';
 import type { Change } from './changes';
+import { laterFields, rowGroupEntry, writeFooter } from './parquet-footer';
 import { snappyCompress } from './snappy';
 
 /**
@@ -319,6 +320,10 @@ export class ParquetRows<T> {
   rows = 0;
   private readonly writer: Writer;
   private readonly json: SchemaElement[];
+  /** Each column's schema element as the footer holds it (JSON columns annotated), by name. */
+  private readonly footerElements: Map<string, import('hyparquet').SchemaElement>;
+  /** Each written row group's entry of the footer, serialized (parquet-footer.ts). */
+  private readonly entries: Array<Uint8Array | undefined> = [];
   /** Text columns whose values were all distinct in a group: encoded without a dictionary from then on. */
   private readonly distinct = new Set<string>();
   private readonly names: string[];
@@ -348,6 +353,7 @@ export class ParquetRows<T> {
     // JSON columns are written as the bytes of their JSON text, and are annotated JSON only for the footer (`finish`):
     // with the annotation the writer would serialise each value again. Their statistics are those bytes either way.
     this.json = schema.filter((e) => e.converted_type === 'JSON');
+    this.footerElements = new Map(schema.map((e) => [e.name, { ...e }]));
     for (const e of this.json) delete e.converted_type;
     this.writer = new ParquetWriter({
       writer: fileWriter(new ByteWriter(), path, options.onBytes),
@@ -409,8 +415,43 @@ export class ParquetRows<T> {
     await this.flush();
     // The writer keeps the schema it was given and writes the footer from it.
     for (const e of this.json) e.converted_type = 'JSON';
-    this.writer.finish();
+    const w = this.writer;
+    const entries = this.entries;
+    if (!this.rows || entries.length !== w.row_groups.length || entries.some((e) => !e)) {
+      w.finish(); // the writer's own footer
+      return this.rows;
+    }
+    // What the writer's `finish` writes before the footer, then the footer from the entries made as groups were
+    // written — made again for a group whose chunks these changed (a page index for a chunk of several pages).
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { writeIndexes } =
+      require('hyparquet-writer/src/indexes.js') as typeof import('hyparquet-writer/types/indexes');
+    const { writeBlooms } =
+      require('hyparquet-writer/src/bloom.js') as typeof import('hyparquet-writer/types/bloom');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    writeIndexes(w.writer, w.pendingIndexes);
+    writeBlooms(w.writer, w.pendingIndexes);
+    const final = w.row_groups.map((group, i) => {
+      const entry = group.columns.some(laterFields) ? this.entryOf(group) : entries[i];
+      // Made from what made the first one: it cannot fail where that one did not.
+      if (!entry) throw new Error(`parquet: row group ${i}'s footer entry could not be made again`);
+      return entry;
+    });
+    writeFooter(
+      w.writer,
+      { schema: w.schema, num_rows: w.num_rows, key_value_metadata: w.kvMetadata, created_by: w.createdBy },
+      final,
+    );
+    w.writer.finish();
     return this.rows;
+  }
+
+  private entryOf(group: Writer['row_groups'][number]): Uint8Array | undefined {
+    return rowGroupEntry(
+      group,
+      (name) => this.footerElements.get(name),
+      this.writer.statisticsTruncateLength,
+    );
   }
 
   private async flush(): Promise<void> {
@@ -434,6 +475,9 @@ export class ParquetRows<T> {
       return { name, data: values, statistics };
     });
     await writeRowGroup(this.writer, columnData, size);
+    // Its entry of the footer, in a turn of its own: made now rather than at the end of the file (parquet-footer.ts).
+    await new Promise<void>((r) => setImmediate(r));
+    this.entries.push(this.entryOf(this.writer.row_groups[this.writer.row_groups.length - 1]));
     this.rows += size;
     this.size = 0;
     this.group = this.gathering();

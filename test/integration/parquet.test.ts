@@ -261,23 +261,24 @@ describe('an export written as its pages arrive', () => {
       owner: i % 4 ? { name: `p${i % 11}`, since: 2020 + (i % 6), note: 'line\nbreak "quoted"' } : undefined,
     }));
 
-  it('the file is byte for byte the one hyparquet-writer writes from the values themselves (text and JSON encoded by us, the footer saying JSON)', async () => {
+  /**
+   * Writes `rows` as their pages arrive and, in a process of its own, the writer given strings and objects with the
+   * schema it documents (`kinds`: UTF8, JSON, DOUBLE, BOOLEAN) in the same row groups — so only how the values reach it
+   * differs. Answers our file's columns annotated JSON, and whether the two files are the same bytes.
+   */
+  const sameAsWriter = (rows: Array<Record<string, unknown>>, kinds: Record<string, string>) => {
     const dir = mkdtempSync(join(tmpdir(), 'ti-parquet-same-'));
     try {
       const ours = join(dir, 'ours.parquet');
       const theirs = join(dir, 'theirs.parquet');
-      const rows = mixed();
       writeAsPagesArrive(ours, pagesOf(rows));
-      // The reference: the writer given strings and objects with the schema it documents (UTF8, JSON), in the same
-      // row groups — so only how the values reach it differs.
       execFileSync(
         process.execPath,
         [
           '-e',
           `const { ParquetWriter, fileWriter } = require('hyparquet-writer');
-           const [theirs, rows, groupSize] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
-           const kinds = { id: 'UTF8', status: 'UTF8', title: 'UTF8', n: 'DOUBLE', ok: 'BOOLEAN', tags: 'JSON', owner: 'JSON' };
-           const schema = [{ name: 'root', num_children: 7 }, ...Object.entries(kinds).map(([name, k]) => ({
+           const [theirs, rows, groupSize, kinds] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+           const schema = [{ name: 'root', num_children: Object.keys(kinds).length }, ...Object.entries(kinds).map(([name, k]) => ({
              name,
              type: k === 'DOUBLE' ? 'DOUBLE' : k === 'BOOLEAN' ? 'BOOLEAN' : 'BYTE_ARRAY',
              ...(k === 'UTF8' || k === 'JSON' ? { converted_type: k } : {}),
@@ -290,17 +291,47 @@ describe('an export written as its pages arrive', () => {
            }
            w.finish();`,
         ],
-        { input: JSON.stringify([theirs, rows, ROW_GROUP]), maxBuffer: 64 << 20 },
+        { input: JSON.stringify([theirs, rows, ROW_GROUP, kinds]), maxBuffer: 256 << 20 },
       );
-      expect(
-        read(ours)
+      return {
+        json: read(ours)
           .columns.filter((c) => c.convertedType === 'JSON')
           .map((c) => c.name),
-      ).toEqual(['tags', 'owner']);
-      expect(readFileSync(ours).equals(readFileSync(theirs))).toBe(true);
+        same: readFileSync(ours).equals(readFileSync(theirs)),
+      };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  };
+
+  it('the file is byte for byte the one hyparquet-writer writes from the values themselves (text and JSON encoded by us, the footer saying JSON)', () => {
+    const kinds = {
+      id: 'UTF8',
+      status: 'UTF8',
+      title: 'UTF8',
+      n: 'DOUBLE',
+      ok: 'BOOLEAN',
+      tags: 'JSON',
+      owner: 'JSON',
+    };
+    expect(sameAsWriter(mixed(), kinds)).toEqual({ json: ['tags', 'owner'], same: true });
+  });
+
+  it('and so with more than fourteen row groups, and a group whose column takes more than one page (a page index)', () => {
+    // The footer's entries are made as groups are written (shared/sync/parquet-footer.ts); a list of more than
+    // fourteen is written with its length apart, and a chunk of several pages gets an offset index at the end.
+    const rows = Array.from({ length: ROW_GROUP * 15 + 10 }, (_, i) => ({
+      id: `r${i}`,
+      n: i,
+      // ~700 bytes in each row of the second group: its chunk is more than a page (1 MiB) long.
+      blob:
+        i >= ROW_GROUP && i < ROW_GROUP * 2 ? `${i}`.padEnd(700, String.fromCharCode(97 + (i % 26))) : null,
+      meta: { at: i % 3 ? `2026-11-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00Z` : null, seq: i },
+    }));
+    expect(sameAsWriter(rows, { id: 'UTF8', n: 'DOUBLE', blob: 'UTF8', meta: 'JSON' })).toEqual({
+      json: ['meta'],
+      same: true,
+    });
   });
 
   it("a row group's write lets other work run between its columns (a page's answer arriving meanwhile is read then, not after the whole group)", () => {

@@ -1,0 +1,162 @@
+import type { ColumnChunk, RowGroup, SchemaElement } from 'hyparquet';
+import type { Writer } from 'hyparquet-writer/src/types.js';
+
+/**
+ * A Parquet file's footer (its FileMetaData), as hyparquet-writer's `writeMetadata` (src/metadata.js, version pinned
+ * in package.json) maps and serializes it — but each row group's entry serialized once its group has been written
+ * (`rowGroupEntry`), while the next pages arrive, so that the end of the file only joins them (`writeFooter`). The
+ * writer serialized every group's chunks and statistics at the end: 10-20 ms of a 100 k-record export after its last
+ * page, where nothing else runs (docs/benchmarks.md, "Export"). The bytes are the writer's own
+ * (test/integration/parquet.test.ts compares whole files).
+ */
+
+type Thrift = Record<`field_${number}`, unknown>;
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+const thrift = () =>
+  require('hyparquet-writer/src/thrift.js') as typeof import('hyparquet-writer/types/thrift');
+const unconvert = () =>
+  require('hyparquet-writer/src/unconvert.js') as typeof import('hyparquet-writer/types/unconvert');
+const metadata = () =>
+  require('hyparquet-writer/src/metadata.js') as typeof import('hyparquet-writer/types/metadata');
+const constants = () => require('hyparquet/src/constants.js') as typeof import('hyparquet/types/constants');
+const bytes = () => require('hyparquet-writer') as typeof import('hyparquet-writer');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/**
+ * A row group's entry of the footer, serialized; undefined when it holds what this file does not map (geospatial
+ * statistics: the writer's own footer is written then). `elementOf` answers a flat column's schema element as the
+ * footer will hold it (with the annotations the writer is given only at the end).
+ */
+export function rowGroupEntry(
+  group: RowGroup,
+  elementOf: (name: string) => SchemaElement | undefined,
+  statisticsTruncateLength?: number,
+): Uint8Array | undefined {
+  const { ParquetTypes, Encodings, CompressionCodecs, PageTypes } = constants();
+  const { unconvertStatistics } = unconvert();
+  const columns: Thrift[] = [];
+  for (const c of group.columns) {
+    const m = c.meta_data;
+    const element = m && m.path_in_schema.length === 1 ? elementOf(m.path_in_schema[0]) : undefined;
+    if (m && (!element || m.geospatial_statistics)) return undefined;
+    columns.push({
+      field_1: c.file_path,
+      field_2: c.file_offset,
+      field_3: m && {
+        field_1: ParquetTypes.indexOf(m.type),
+        field_2: m.encodings.map((e) => Encodings.indexOf(e)),
+        field_3: m.path_in_schema,
+        field_4: CompressionCodecs.indexOf(m.codec),
+        field_5: m.num_values,
+        field_6: m.total_uncompressed_size,
+        field_7: m.total_compressed_size,
+        field_8:
+          m.key_value_metadata && m.key_value_metadata.map((kv) => ({ field_1: kv.key, field_2: kv.value })),
+        field_9: m.data_page_offset,
+        field_10: m.index_page_offset,
+        field_11: m.dictionary_page_offset,
+        field_12:
+          m.statistics && element && unconvertStatistics(m.statistics, element, statisticsTruncateLength),
+        field_13:
+          m.encoding_stats &&
+          m.encoding_stats.map((es) => ({
+            field_1: PageTypes.indexOf(es.page_type),
+            field_2: Encodings.indexOf(es.encoding),
+            field_3: es.count,
+          })),
+        field_14: m.bloom_filter_offset,
+        field_15: m.bloom_filter_length,
+        field_16: m.size_statistics && {
+          field_1: m.size_statistics.unencoded_byte_array_data_bytes,
+          field_2: m.size_statistics.repetition_level_histogram,
+          field_3: m.size_statistics.definition_level_histogram,
+        },
+      },
+      field_4: c.offset_index_offset,
+      field_5: c.offset_index_length,
+      field_6: c.column_index_offset,
+      field_7: c.column_index_length,
+      field_9: c.encrypted_column_metadata,
+    });
+  }
+  const out = new (bytes().ByteWriter)();
+  thrift().serializeTCompactProtocol(out, {
+    field_1: columns,
+    field_2: group.total_byte_size,
+    field_3: group.num_rows,
+    field_4:
+      group.sorting_columns &&
+      group.sorting_columns.map((sc) => ({
+        field_1: sc.column_idx,
+        field_2: sc.descending,
+        field_3: sc.nulls_first,
+      })),
+    field_5: group.file_offset,
+    field_6: group.total_compressed_size,
+  });
+  return out.getBytes().slice();
+}
+
+/** What the footer's end writes into a column chunk (page indexes, bloom filters): an entry with them is stale. */
+export const laterFields = (c: ColumnChunk) =>
+  c.offset_index_offset !== undefined ||
+  c.column_index_offset !== undefined ||
+  c.meta_data?.bloom_filter_offset !== undefined;
+
+/**
+ * The FileMetaData with its row groups' entries given (one per group, in order), its length and the closing magic:
+ * what `writeMetadata` and the writer's `finish` append after the indexes.
+ */
+export function writeFooter(
+  writer: Writer,
+  file: {
+    schema: SchemaElement[];
+    num_rows: bigint;
+    key_value_metadata?: Array<{ key: string; value?: string }>;
+    created_by?: string;
+  },
+  entries: Uint8Array[],
+): void {
+  const { ParquetTypes, FieldRepetitionTypes, ConvertedTypes } = constants();
+  const { logicalType } = metadata();
+  const { serializeTCompactProtocol } = thrift();
+  const start = writer.offset;
+  // Fields 1-3 (version, schema, rows) as the writer maps them, without the struct's closing STOP byte: field 4 follows.
+  const head = new (bytes().ByteWriter)();
+  serializeTCompactProtocol(head, {
+    field_1: 2,
+    field_2: file.schema.map((element) => ({
+      field_1: element.type && ParquetTypes.indexOf(element.type),
+      field_2: element.type_length,
+      field_3: element.repetition_type && FieldRepetitionTypes.indexOf(element.repetition_type),
+      field_4: element.name,
+      field_5: element.num_children,
+      field_6: element.converted_type && ConvertedTypes.indexOf(element.converted_type),
+      field_7: element.scale,
+      field_8: element.precision,
+      field_9: element.field_id,
+      field_10: logicalType(element.logical_type),
+    })),
+    field_3: file.num_rows,
+  });
+  writer.appendBytes(head.getBytes().subarray(0, -1));
+  // Field 4 (one after 3: delta 1), a list of structs (compact type 12), then each entry as serialized.
+  writer.appendUint8((1 << 4) | 9);
+  if (entries.length > 14) {
+    writer.appendUint8((15 << 4) | 12);
+    writer.appendVarInt(entries.length);
+  } else writer.appendUint8((entries.length << 4) | 12);
+  for (const entry of entries) writer.appendBytes(entry);
+  // Fields 5-7 numbered 1-3: the compact protocol writes each field id as its distance from the one before, and these
+  // follow field 4 as 1-3 follow the struct's start.
+  serializeTCompactProtocol(writer, {
+    field_1:
+      file.key_value_metadata &&
+      file.key_value_metadata.map((kv) => ({ field_1: kv.key, field_2: kv.value })),
+    field_2: file.created_by,
+    field_3: file.schema.filter((element) => element.type).map(() => ({ field_1: {} })),
+  });
+  writer.appendUint32(writer.offset - start);
+  writer.appendUint32(0x31524150); // PAR1
+}
