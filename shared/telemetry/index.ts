@@ -1,5 +1,6 @@
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -23,6 +24,17 @@ import { LOG_FIELDS, type LogData } from '../log/fields';
  * carries a token, secret, variable or record value, and a failed span's status is the error's code, not its text.
  */
 const tracer = () => trace.getTracer('tenant-integrations');
+
+/**
+ * Whether spans are recorded: set by ./setup.ts once it has registered the SDK. Until then (no telemetry configured)
+ * `inSpan` hands its work a span that records nothing without asking the API for one — the API's proxy tracer, its
+ * no-op span and a context per call, ~25 µs of CPU per GraphQL request in a fresh process (docs/benchmarks.md).
+ */
+let recording = false;
+export const spansRecorded = () => {
+  recording = true;
+};
+const NOT_RECORDED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 const allowed = new Set<string>(LOG_FIELDS);
 
@@ -63,6 +75,7 @@ export async function inSpan<T>(
   work: (span: Span) => Promise<T>,
   options: SpanOptions = {},
 ): Promise<T> {
+  if (!recording) return work(NOT_RECORDED);
   const parent = options.parent ?? context.active();
   const span = tracer().startSpan(
     name,

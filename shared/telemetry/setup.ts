@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TelemetrySettings } from '../config';
-import { FORCED_IDS } from './index';
+import { FORCED_IDS, spansRecorded } from './index';
 
 /**
  * The OpenTelemetry SDK, set up once per process when telemetry is configured — to an OTLP endpoint
@@ -105,6 +105,7 @@ export function setupTelemetry(
     spanProcessors,
   });
   tracerProvider.register();
+  spansRecorded();
   const loggerProvider = new LoggerProvider({ resource, processors: logProcessors });
   logs.setGlobalLoggerProvider(loggerProvider);
   const within = (work: Promise<unknown>) =>
