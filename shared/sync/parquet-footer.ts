@@ -1,4 +1,5 @@
 import type { ColumnChunk, RowGroup, SchemaElement } from 'hyparquet';
+import type { ParquetWriter } from 'hyparquet-writer';
 import type { Writer } from 'hyparquet-writer/src/types.js';
 
 /**
@@ -98,17 +99,46 @@ export function rowGroupEntry(
   return out.getBytes().slice();
 }
 
-/** What the footer's end writes into a column chunk (page indexes, bloom filters): an entry with them is stale. */
-export const laterFields = (c: ColumnChunk) =>
+/** What the file's end writes into a column chunk (page indexes, bloom filters): an entry made before is stale. */
+const laterFields = (c: ColumnChunk) =>
   c.offset_index_offset !== undefined ||
   c.column_index_offset !== undefined ||
   c.meta_data?.bloom_filter_offset !== undefined;
 
 /**
- * The FileMetaData with its row groups' entries given (one per group, in order), its length and the closing magic:
- * what `writeMetadata` and the writer's `finish` append after the indexes.
+ * What the writer's `finish` does — its page indexes and bloom filters, the footer, the closing magic, the file writer's
+ * end — with the footer's row groups from `entries` (one per group, in order), made again with `entryOf` for a group
+ * whose chunks the indexes changed (a chunk of more than one page).
  */
-export function writeFooter(
+export function finishWithEntries(
+  w: ParquetWriter,
+  entries: Uint8Array[],
+  entryOf: (group: RowGroup) => Uint8Array | undefined,
+): void {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { writeIndexes } =
+    require('hyparquet-writer/src/indexes.js') as typeof import('hyparquet-writer/types/indexes');
+  const { writeBlooms } =
+    require('hyparquet-writer/src/bloom.js') as typeof import('hyparquet-writer/types/bloom');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  writeIndexes(w.writer, w.pendingIndexes);
+  writeBlooms(w.writer, w.pendingIndexes);
+  const final = w.row_groups.map((group, i) => {
+    const entry = group.columns.some(laterFields) ? entryOf(group) : entries[i];
+    // Made from what made the first one: it cannot fail where that one did not.
+    if (!entry) throw new Error(`parquet: row group ${i}'s footer entry could not be made again`);
+    return entry;
+  });
+  writeFooter(
+    w.writer,
+    { schema: w.schema, num_rows: w.num_rows, key_value_metadata: w.kvMetadata, created_by: w.createdBy },
+    final,
+  );
+  w.writer.finish();
+}
+
+/** The FileMetaData with its row groups' entries given, its length and the closing magic (`writeMetadata`'s bytes). */
+function writeFooter(
   writer: Writer,
   file: {
     schema: SchemaElement[];

@@ -3,7 +3,7 @@ import { appendFile, rename, rm } from 'node:fs/promises';
 import { rejectedError, sortOut, type RejectedPolicy } from '../sinks/rejected';
 import { StringDecoder } from 'node:string_decoder';
 import type { Change } from './changes';
-import { laterFields, rowGroupEntry, writeFooter } from './parquet-footer';
+import { finishWithEntries, rowGroupEntry } from './parquet-footer';
 import { snappyCompress } from './snappy';
 
 /**
@@ -417,32 +417,9 @@ export class ParquetRows<T> {
     for (const e of this.json) e.converted_type = 'JSON';
     const w = this.writer;
     const entries = this.entries;
-    if (!this.rows || entries.length !== w.row_groups.length || entries.some((e) => !e)) {
-      w.finish(); // the writer's own footer
-      return this.rows;
-    }
-    // What the writer's `finish` writes before the footer, then the footer from the entries made as groups were
-    // written — made again for a group whose chunks these changed (a page index for a chunk of several pages).
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    const { writeIndexes } =
-      require('hyparquet-writer/src/indexes.js') as typeof import('hyparquet-writer/types/indexes');
-    const { writeBlooms } =
-      require('hyparquet-writer/src/bloom.js') as typeof import('hyparquet-writer/types/bloom');
-    /* eslint-enable @typescript-eslint/no-require-imports */
-    writeIndexes(w.writer, w.pendingIndexes);
-    writeBlooms(w.writer, w.pendingIndexes);
-    const final = w.row_groups.map((group, i) => {
-      const entry = group.columns.some(laterFields) ? this.entryOf(group) : entries[i];
-      // Made from what made the first one: it cannot fail where that one did not.
-      if (!entry) throw new Error(`parquet: row group ${i}'s footer entry could not be made again`);
-      return entry;
-    });
-    writeFooter(
-      w.writer,
-      { schema: w.schema, num_rows: w.num_rows, key_value_metadata: w.kvMetadata, created_by: w.createdBy },
-      final,
-    );
-    w.writer.finish();
+    if (this.rows && entries.length === w.row_groups.length && entries.every((e) => e !== undefined))
+      finishWithEntries(w, entries, (group) => this.entryOf(group));
+    else w.finish(); // the writer's own footer
     return this.rows;
   }
 
