@@ -2,6 +2,7 @@ import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
 import { statusOf } from '../errors';
+import { downloadWhole } from '../state/blocks';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';
 
@@ -127,7 +128,7 @@ export class AzureImportStore implements ImportStore {
   }
 
   async batch(id: string): Promise<ImportBatch> {
-    const buffer = await (await this.container()).getBlockBlobClient(`${id}/items.json`).downloadToBuffer();
+    const buffer = await downloadWhole((await this.container()).getBlobClient(`${id}/items.json`));
     return JSON.parse(buffer.toString('utf8')) as ImportBatch;
   }
 

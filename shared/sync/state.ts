@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { schemaFindingsSchema } from '../runs/history';
 import { statusOf } from '../errors';
-import { BlockUpload } from '../state/blocks';
+import { BlockUpload, downloadWhole } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
@@ -267,7 +267,7 @@ export class BlobSyncStateStore implements SyncStateStore {
   }
 
   private download(name: string): Promise<Buffer | undefined> {
-    return this.ifExists(name, (blob) => blob.downloadToBuffer());
+    return this.ifExists(name, (blob) => downloadWhole(blob));
   }
 
   readSnapshot(tenant: string, stream: string) {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobServiceClient, type ContainerClient } from '@azure/storage-blob';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
-import { BlockUpload } from '../../shared/state/blocks';
+import { BlockUpload, downloadWhole } from '../../shared/state/blocks';
 
 /**
  * A block blob written as a stream (shared/state/blocks.ts), against Azurite: blocks of the size asked, the blob
@@ -18,6 +18,8 @@ let azurite: RunningAzurite;
 let proxy: Server;
 /** Flip a byte of the next block staged through the proxy. */
 let corruptNext = false;
+/** Requests the proxy has passed on. */
+let proxied = 0;
 let direct: ContainerClient;
 let viaProxy: ContainerClient;
 
@@ -27,6 +29,7 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      proxied++;
       const body = Buffer.concat(chunks);
       if (corruptNext && req.method === 'PUT' && /[?&]comp=block(&|$)/.test(req.url ?? '') && body.length) {
         corruptNext = false;
@@ -197,4 +200,15 @@ test('a blob still on its way: what is written meanwhile waits for it, and a blo
   refused.write(Buffer.alloc(10)); // less than a block: nothing is staged, only the blob is waited for
   expect(await failed).toMatchObject({ statusCode: 403 });
   expect(refused.destroyed).toBe(true);
+});
+
+test('a blob read whole in one request (the SDK asks for its size first), and a missing one is a 404', async () => {
+  const bytes = Buffer.concat(chunks(4, 9));
+  await direct.getBlockBlobClient('whole-read.bin').upload(bytes, bytes.length);
+  const before = proxied;
+  expect(sha(await downloadWhole(viaProxy.getBlobClient('whole-read.bin')))).toBe(sha(bytes));
+  expect(proxied - before).toBe(1);
+  await expect(downloadWhole(direct.getBlobClient('never-written.bin'))).rejects.toMatchObject({
+    statusCode: 404,
+  });
 });
