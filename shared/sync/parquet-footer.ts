@@ -22,6 +22,10 @@ const metadata = () =>
   require('hyparquet-writer/src/metadata.js') as typeof import('hyparquet-writer/types/metadata');
 const constants = () => require('hyparquet/src/constants.js') as typeof import('hyparquet/types/constants');
 const bytes = () => require('hyparquet-writer') as typeof import('hyparquet-writer');
+const indexes = () =>
+  require('hyparquet-writer/src/indexes.js') as typeof import('hyparquet-writer/types/indexes');
+const blooms = () =>
+  require('hyparquet-writer/src/bloom.js') as typeof import('hyparquet-writer/types/bloom');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
@@ -115,14 +119,8 @@ export function finishWithEntries(
   entries: Uint8Array[],
   entryOf: (group: RowGroup) => Uint8Array | undefined,
 ): void {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { writeIndexes } =
-    require('hyparquet-writer/src/indexes.js') as typeof import('hyparquet-writer/types/indexes');
-  const { writeBlooms } =
-    require('hyparquet-writer/src/bloom.js') as typeof import('hyparquet-writer/types/bloom');
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  writeIndexes(w.writer, w.pendingIndexes);
-  writeBlooms(w.writer, w.pendingIndexes);
+  indexes().writeIndexes(w.writer, w.pendingIndexes);
+  blooms().writeBlooms(w.writer, w.pendingIndexes);
   const final = w.row_groups.map((group, i) => {
     const entry = group.columns.some(laterFields) ? entryOf(group) : entries[i];
     // Made from what made the first one: it cannot fail where that one did not.
