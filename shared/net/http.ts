@@ -156,7 +156,8 @@ export const fetchPost =
     const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     const signal =
       timeout && abortSignal ? AbortSignal.any([abortSignal, timeout]) : (timeout ?? abortSignal);
-    const res = await f(url, { method: 'POST', headers: options.headers, body, signal });
+    // A request carrying the bearer token follows no redirect, as node:http's does not: a 3xx is the answer.
+    const res = await f(url, { method: 'POST', headers: options.headers, body, signal, redirect: 'manual' });
     const text = await res.text();
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES;
     if (Buffer.byteLength(text) > maxBytes)

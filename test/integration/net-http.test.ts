@@ -152,6 +152,28 @@ describe('fetchPost (a fetch given to the client)', () => {
     });
   });
 
+  it('follows no redirect: the token goes nowhere but where it was sent, and the 307 is the answer', async () => {
+    let elsewhere = 0;
+    const other = createServer((req, res) => {
+      elsewhere++;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    try {
+      const target = `http://127.0.0.1:${(other.address() as AddressInfo).port}/graphql`;
+      handle = (_req, _body, res) => {
+        res.writeHead(307, { location: target });
+        res.end();
+      };
+      const answer = await fetchPost(fetch)(url, '{}', { headers: { authorization: 'Bearer t' } });
+      expect(answer.status).toBe(307);
+      expect(answer.header('location')).toBe(target);
+      expect(elsewhere).toBe(0);
+    } finally {
+      await new Promise<void>((r) => other.close(() => r()));
+    }
+  });
+
   it('timeoutMs fails a stalled answer as a TimeoutError, and the caller can still abort', async () => {
     handle = (_req, _body, res) => {
       res.writeHead(200);
