@@ -6,8 +6,11 @@ import type { ImportBatch, ImportProgress, ImportStore, ItemOutcome, ItemState }
 
 /** Items sent at once (each one mutation): what the tenant sees from one import. */
 export const IMPORT_CONCURRENCY = 4;
-/** Items per recorded window: one storage write per this many items (docs/import.md, "Exactly once"). */
-export const WINDOW_ITEMS = 100;
+/**
+ * The most items a recorded window holds, those in flight included: what a host that stops mid-import can leave
+ * `outcome_unknown` (docs/import.md, "Exactly once"). A storage write per ~this many items.
+ */
+export const WINDOW_ITEMS = 150;
 
 export interface Counts {
   applied: number;
@@ -81,12 +84,15 @@ export async function applyBatch(
   } = {},
 ): Promise<ApplyResult> {
   const total = batch.items.length;
-  const size = options.windowItems ?? WINDOW_ITEMS;
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? IMPORT_CONCURRENCY, total));
+  const bound = Math.max(options.windowItems ?? WINDOW_ITEMS, concurrency + 2);
+  // A window reaches `room` items past the first not yet sent, so with those in flight it holds at most `bound`.
+  const room = bound - concurrency;
   const limit = options.limit ?? Infinity;
   // An import with nothing recorded yet starts with its first window, written only if no commit exists (one write
   // where reading the progress and then writing the window took two, before any item could be sent); any other
   // import reads what the ledger holds.
-  const first: [number, number] = [0, Math.min(total, limit, size)];
+  const first: [number, number] = [0, Math.min(total, limit, bound)];
   const fresh = first[1] > 0 && (await store.begin(id, first, randomUUID()));
   const progress = fresh
     ? { outcomes: new Map<number, ItemOutcome>(), commits: 1 }
@@ -104,15 +110,23 @@ export async function applyBatch(
   let sent = 0;
   const inFlight = new Set<number>();
   let reserving: Promise<void> | undefined;
-  // Records what finished since the last write and a window reaching `size` items past what is sent — while the
-  // lanes go on sending inside the window already recorded (one write per `size` items, none waited for unless
-  // a lane reaches the end of the recorded window).
+  // The next window is written while `margin` items of the one before are still to go: twice what the lanes sent
+  // while the last write was on its way, and one per lane — learnt from the writes, not from a clock, so the lanes
+  // do not wait for a write and each write covers as many items as the bound allows (fewer writes where storage
+  // answers quickly). The first guess: four per lane.
+  const widest = Math.floor(room / 2);
+  let margin = Math.min(widest, 4 * concurrency);
+  // Records what finished since the last write and a window reaching `room - margin` items past the recorded one
+  // (or past the next to send) — while the lanes go on sending inside the window already recorded. Written when
+  // at most `margin` recorded items are left, so the window holds at most `room` items not yet sent, and the
+  // `concurrency` in flight.
   const reserve = () =>
     (reserving ??= (async () => {
       const done = carried;
       carried = [];
-      const end = Math.min(todo.length, Math.max(reserved, sent) + size);
+      const end = Math.min(todo.length, Math.max(reserved, sent) + room - margin);
       const from = Math.min(sent, ...inFlight);
+      const sentBefore = sent;
       try {
         await store.commit(id, seq++, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
       } catch (err) {
@@ -120,6 +134,7 @@ export async function applyBatch(
         throw err;
       }
       reserved = end;
+      margin = Math.min(widest, Math.max(concurrency, 2 * (sent - sentBefore) + concurrency));
       for (const o of done) outcomes.set(o.index, o);
       options.onProgress?.(countsOf(total, outcomes.values()));
     })().finally(() => {
@@ -132,7 +147,7 @@ export async function applyBatch(
         await reserve();
         continue;
       }
-      if (reserved - sent <= size / 2 && reserved < todo.length) void reserve().catch(() => undefined);
+      if (reserved - sent <= margin && reserved < todo.length) void reserve().catch(() => undefined);
       const position = sent++;
       const index = todo[position];
       inFlight.add(position);
@@ -155,9 +170,7 @@ export async function applyBatch(
       }
     }
   };
-  await Promise.all(
-    Array.from({ length: Math.min(options.concurrency ?? IMPORT_CONCURRENCY, todo.length) }, lane),
-  );
+  await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, lane));
   // A reservation still being written must land before the last write, which clears the window.
   while (reserving) await reserving;
   for (const o of carried) outcomes.set(o.index, o);
