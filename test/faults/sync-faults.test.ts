@@ -138,15 +138,24 @@ const syncPages = async () =>
     .filter(([name]) => name.startsWith('Sync_'))
     .reduce((n, [, count]) => n + count, 0);
 
-/** Starts the CLI and kills it (SIGKILL) once it has read `pages` more pages; returns when it is gone. */
+/**
+ * Starts the CLI and kills it (SIGKILL) once it has read `pages` more pages; returns when it is gone. Every
+ * GraphQL answer is held 400 ms meanwhile, so the run is still going when it is killed (with only the first few
+ * held, a loaded machine once let the rest finish the run between two looks), and answers at once again after.
+ */
 async function killAfterPages(args: string[], env: NodeJS.ProcessEnv, pages: number): Promise<void> {
-  const before = await syncPages();
-  const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
-  const exited = new Promise((r) => child.once('exit', r));
-  for (let i = 0; i < 600 && (await syncPages()) < before + pages; i++)
-    await new Promise((r) => setTimeout(r, 25));
-  child.kill('SIGKILL');
-  await exited;
+  await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 50 });
+  try {
+    const before = await syncPages();
+    const child = spawn(process.execPath, args, { env, cwd: dir, stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    for (let i = 0; i < 600 && (await syncPages()) < before + pages; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGKILL');
+    await exited;
+  } finally {
+    await sb.hook('faults/clear');
+  }
 }
 
 async function runOnce(ctx: Ctx, sink: ChangeSink): Promise<Run> {
@@ -722,7 +731,6 @@ describe('processes and storage', () => {
     const observed: string[] = [];
     let ok = false;
     try {
-      await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 6 });
       await killAfterPages(args, env, 3);
       observed.push('killed after 3 pages');
       const again = await cliRun(args, env);
@@ -761,7 +769,6 @@ describe('processes and storage', () => {
       const mutated = (
         await sb.hook('data/mutate', { collection: 'controls', creates: 10, updates: 220, deletes: 0 })
       ).body as { created: string[]; updated: string[] };
-      await sb.hook('faults', { route: 'graphql', delayMs: 400, count: 6 });
       await killAfterPages(args, env, 2);
       observed.push('killed after 2 pages of an incremental pass');
       const again = await cliRun(args, env);
