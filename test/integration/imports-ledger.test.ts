@@ -179,7 +179,7 @@ describe('the import ledger', () => {
     class SlowClient extends CountingClient {
       override async request<T>(document: string, options: RequestOptions<T> = {}): Promise<T> {
         if ((options.variables as { id: string }).id === batch.items[5].variables.id)
-          await new Promise((resolve) => setTimeout(resolve, 400));
+          await new Promise((resolve) => setTimeout(resolve, 800));
         return super.request(document, options);
       }
     }
@@ -191,6 +191,8 @@ describe('the import ledger', () => {
     // What a host stopping right after each write would leave unknown: the window's items with no outcome yet.
     const recorded = new Set<number>();
     const unknownAfter: number[] = [];
+    const afterCommits: number[] = [];
+    const recordedAt = new Map<number, number>();
     const checking: ImportStore = {
       saveBatch: (i, b) => store.saveBatch(i, b),
       batch: (i) => store.batch(i),
@@ -202,18 +204,24 @@ describe('the import ledger', () => {
       },
       commit: async (i, seq, outcomes, window) => {
         await store.commit(i, seq, outcomes, window);
-        for (const o of outcomes) recorded.add(o.index);
+        for (const o of outcomes) {
+          recorded.add(o.index);
+          recordedAt.set(o.index, afterCommits.length);
+        }
         let unknown = 0;
         if (window) for (let x = window[0]; x < window[1]; x++) if (!recorded.has(x)) unknown++;
         unknownAfter.push(unknown);
+        afterCommits.push(unknown);
       },
     };
     const result = await applyBatch(id, batch, checking, client, { windowItems: 10 });
     expect(result.counts).toEqual({ applied: 80, failed: 0, skipped: 0, pending: 0 });
     expect(Math.max(...client.sent.values())).toBe(1);
     expect(Math.max(...unknownAfter)).toBeLessThanOrEqual(10);
-    // The bound was reached (item 5 held, the lanes past it): the check above is not vacuous.
-    expect(Math.max(...unknownAfter)).toBeGreaterThanOrEqual(8);
+    // The bound was reached after the writes (not only the first window's): the check above is not vacuous.
+    expect(Math.max(...afterCommits)).toBeGreaterThanOrEqual(8);
+    // The lanes went on past item 5 by more than a window while it was held: item 20 was recorded before it.
+    expect(recordedAt.get(20)).toBeLessThan(recordedAt.get(5) ?? -1);
   });
 
   it('a fresh import records its first window in one write, reading nothing first; a retry of that write finds it its own, any other attempt finds the ledger', async () => {
