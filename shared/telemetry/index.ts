@@ -95,7 +95,11 @@ export async function inSpan<T>(
 }
 
 /** Adds allow-listed fields to a span (counts known only at the end, say). */
-export const setFields = (span: Span, fields: LogData) => span.setAttributes(attributes(fields));
+// A span that records nothing (no SDK registered) gets no attributes built: ~1 µs a GraphQL request, profiled beside
+// bench/import.
+export const setFields = (span: Span, fields: LogData) => {
+  if (span.isRecording()) span.setAttributes(attributes(fields));
+};
 
 /** Where the SDK is told which ids the next span gets (./setup.ts reads it in its id generator). */
 export const FORCED_IDS = Symbol.for('tenant-integrations.telemetry.forced-ids');
