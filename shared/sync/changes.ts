@@ -206,7 +206,7 @@ export class ChangeDetector {
    */
   async finish(unseen: Unseen): Promise<Change[]> {
     const deletions: Change[] = [];
-    if (unseen !== 'keep' && this.previous.count)
+    if (unseen !== 'keep' && this.previous.unseen)
       for await (const entry of this.previous.unseenEntries(this.again())) {
         if (unseen === 'confirm' && !entry.missing) continue;
         deletions.push(change(this.stream, 'deleted', entry.id, deletionIdOf(entry.hash)));
@@ -226,7 +226,7 @@ export class ChangeDetector {
   async *kept(): AsyncGenerator<Buffer> {
     const previous = this.previous;
     this.previous = SnapshotIndex.of(undefined);
-    if (this.unseen === 'delete' || previous.count === 0) return;
+    if (this.unseen === 'delete' || previous.unseen === 0) return;
     // Kept as they are (an incremental pass): the stored bytes themselves, flags unchanged.
     if (this.unseen === 'keep') {
       yield* previous.unseenRuns(this.again());

@@ -21,7 +21,13 @@ import {
   type PassPolicy,
 } from './passes';
 import { prefetch } from './prefetch';
-import { SnapshotIndex, snapshotHeader, StoredSnapshot, type SnapshotMeta } from './snapshot';
+import {
+  SnapshotIndex,
+  snapshotHeader,
+  SnapshotTruncated,
+  StoredSnapshot,
+  type SnapshotMeta,
+} from './snapshot';
 import type { ChangeSink, RunManifest, WriteOutcome } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
 
@@ -186,7 +192,17 @@ export async function syncStream(
     // The previous snapshot streams into its index (not when this pass starts over); its digest names it.
     const stored = new StoredSnapshot(await state.readSnapshot(tenant, name));
     const index = new SnapshotIndex();
-    for await (const entries of stored.entries()) if (!full) index.add(entries);
+    try {
+      for await (const entries of stored.entries()) if (!full) index.add(entries);
+    } catch (err) {
+      if (!(err instanceof SnapshotTruncated)) throw err;
+      // A pass that starts over (`--full`) does not need what was stored: only its digest, which is kept.
+      if (!full)
+        throw new Error(
+          `the stored snapshot of ${name} is truncated: start the stream's state over (\`tenant-integrations sync --full\` with the app's settings)`,
+          { cause: err },
+        );
+    }
     index.seal();
     const digest = stored.digest;
     if (cp?.sealing && cp.previousDigest !== digest) {

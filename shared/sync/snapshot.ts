@@ -26,6 +26,13 @@ export interface SnapshotMeta {
 // 'TISN' then a u32 length and the JSON.
 const MAGIC = Buffer.from('TISN');
 
+/** Stored entries cut short (a write that died part-way, or a damaged file). */
+export class SnapshotTruncated extends Error {
+  constructor() {
+    super('snapshot is truncated');
+  }
+}
+
 /**
  * A stored snapshot read as it streams: its header, then its entries in chunks of whole entries, never the whole
  * of it in memory. Once read to the end, `digest` identifies the bytes (what a pass records it started from).
@@ -78,8 +85,9 @@ export class StoredSnapshot {
       } else yield* split(chunk);
     }
     if (head) yield* split(head.subarray(this.header(head, true)));
-    if (cut.length) throw new Error('snapshot is truncated');
+    // Named even when cut short: a pass that starts over records what it started from.
     this.read = this.hash.digest('hex').slice(0, 32);
+    if (cut.length) throw new SnapshotTruncated();
   }
 
   /** Where the entries start, once the bytes so far say; a snapshot written before headers is all entries. */
@@ -121,6 +129,11 @@ export function snapshotHeader(meta: SnapshotMeta): Buffer {
 export class SnapshotIndex {
   count = 0;
   /**
+   * Indexed entries this pass has not seen yet. None left: a pass's end need not read the snapshot again — there
+   * is nothing to delete or keep (a full pass where nothing was deleted: most of them).
+   */
+  unseen = 0;
+  /**
    * Four words an entry: the id's two 32-bit hashes, then the first 8 bytes of its content hash; in pages of 2^16
    * entries (1 MiB), so that the index grows as the snapshot streams in without a copy of what it holds so far.
    */
@@ -142,7 +155,7 @@ export class SnapshotIndex {
     for (let at = 0; at < entries.length;) {
       const len = idLength(entries, at);
       const end = at + 2 + len + CONTENT_HASH_BYTES;
-      if (end > entries.length) throw new Error('snapshot is truncated');
+      if (end > entries.length) throw new SnapshotTruncated();
       const k = this.count++;
       if ((k & PAGE_MASK) === 0) this.pages.push(new Uint32Array(4 << PAGE_BITS));
       const page = this.pages[k >>> PAGE_BITS];
@@ -161,6 +174,7 @@ export class SnapshotIndex {
     // power of two would double the table just past 2^20 entries.
     this.table = new Int32Array(this.count === 0 ? 0 : Math.ceil(this.count / LOAD) + 1);
     this.state = new Uint8Array(this.count);
+    this.unseen = 0;
     for (let k = 0; k < this.count; k++) {
       const page = this.pages[k >>> PAGE_BITS];
       const p = (k & PAGE_MASK) << 2;
@@ -168,7 +182,10 @@ export class SnapshotIndex {
       // An id the server listed twice in one pass is stored twice; only its first entry is indexed, and the
       // other is neither reported as deleted nor kept.
       if (this.table[slot] !== 0) this.state[k] = SECOND;
-      else this.table[slot] = k + 1;
+      else {
+        this.table[slot] = k + 1;
+        this.unseen++;
+      }
     }
     return this;
   }
@@ -211,6 +228,7 @@ export class SnapshotIndex {
   mark(entry: number): boolean {
     if (this.state[entry] !== UNSEEN) return false;
     this.state[entry] = SEEN;
+    this.unseen--;
     return true;
   }
 
@@ -340,7 +358,7 @@ export function forEachEntry(bytes: Buffer, visit: (id: Buffer, hash: Buffer) =>
   for (let at = 0; at < bytes.length;) {
     const len = idLength(bytes, at);
     const end = at + 2 + len + CONTENT_HASH_BYTES;
-    if (end > bytes.length) throw new Error('snapshot is truncated');
+    if (end > bytes.length) throw new SnapshotTruncated();
     visit(bytes.subarray(at + 2, at + 2 + len), bytes.subarray(at + 2 + len, end));
     at = end;
   }

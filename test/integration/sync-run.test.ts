@@ -237,6 +237,66 @@ describe('sync run against the sandbox', () => {
     await a.cleanup();
   });
 
+  it('a full pass that sees every stored record again does not read the snapshot a second time, and stores it whole', async () => {
+    const a = await accessFixture(sb);
+    const files = new FileSyncStateStore(join(dir, 'state'));
+    let reads = 0;
+    const counting = Object.assign(Object.create(files) as FileSyncStateStore, {
+      async readSnapshot(tenant: string, stream: string) {
+        reads++;
+        return files.readSnapshot(tenant, stream);
+      },
+    });
+    const options = { tenant: sb.tenant, state: counting, sink: new DirectorySink(join(dir, 'out')) };
+    const streams = resolveStreams({ select: ['controls'] });
+    await syncAll(a.graphql, streams, options);
+    expect((await sb.hook('data/mutate', { collection: 'controls', updates: 3 })).status).toBe(200);
+    reads = 0;
+    const full = await syncAll(a.graphql, streams, { ...options, fullPass: true });
+    expect(full.streams[0]).toMatchObject({
+      ok: true,
+      pass: 'full',
+      counts: { read: 120, updated: 3, unchanged: 117, deleted: 0 },
+    });
+    expect(reads).toBe(1);
+    // What it stored holds every record: a deletion now is found, and nothing else is a change.
+    const mutated = (await sb.hook('data/mutate', { collection: 'controls', deletes: 1 })).body as {
+      deleted: string[];
+    };
+    reads = 0;
+    const next = await syncAll(a.graphql, streams, { ...options, fullPass: true });
+    expect(next.streams[0]).toMatchObject({
+      ok: true,
+      counts: { read: 119, created: 0, updated: 0, unchanged: 119, deleted: 1 },
+    });
+    expect(reads).toBe(2);
+    expect((await delivered(next.runId, 'controls')).map((c) => [c.kind, c.id])).toEqual([
+      ['deleted', mutated.deleted[0]],
+    ]);
+    await a.cleanup();
+  });
+
+  it('a truncated stored snapshot fails the stream, delivers nothing and names the fix; `--full` starts it over', async () => {
+    const a = await accessFixture(sb);
+    const state = new FileSyncStateStore(join(dir, 'state'));
+    const options = { tenant: sb.tenant, state, sink: new DirectorySink(join(dir, 'out')) };
+    const streams = resolveStreams({ select: ['controls'] });
+    await syncAll(a.graphql, streams, options);
+    const file = join(dir, 'state', encodeURIComponent(sb.tenant), 'controls.snapshot');
+    const bytes = await readFile(file);
+    await writeFile(file, bytes.subarray(0, bytes.length - 3));
+    expect((await sb.hook('data/mutate', { collection: 'controls', deletes: 1 })).status).toBe(200);
+    const failed = await syncAll(a.graphql, streams, { ...options, fullPass: true });
+    expect(failed.streams[0]).toMatchObject({ ok: false });
+    expect(failed.streams[0].error).toContain('the stored snapshot of controls is truncated');
+    expect(failed.streams[0].error).toContain('tenant-integrations sync --full');
+    expect(await delivered(failed.runId, 'controls')).toEqual([]);
+    // Started over, the stream is whole again: every record a change, once.
+    const over = await syncAll(a.graphql, streams, { ...options, full: true });
+    expect(over.streams[0]).toMatchObject({ ok: true, counts: { read: 119, created: 119, deleted: 0 } });
+    await a.cleanup();
+  });
+
   it('a sink failure mid-stream fails that stream and deletes nothing; the next run resumes after the last delivered page', async () => {
     const a = await accessFixture(sb);
     const state = new FileSyncStateStore(join(dir, 'state'));

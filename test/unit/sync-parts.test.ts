@@ -117,9 +117,12 @@ describe('compact snapshot', () => {
     const bytes = entriesOf(['a', 'x', 'b', 'x', 'c', 'd']);
     const s = SnapshotIndex.of(bytes);
     expect(s.count).toBe(6);
+    expect(s.unseen).toBe(5);
     expect((await all(s.unseenEntries(once(bytes)))).map((e) => e.id)).toEqual(['a', 'x', 'b', 'c', 'd']);
     s.mark(s.find(Buffer.from('b')));
     s.mark(s.find(Buffer.from('d')));
+    s.mark(s.find(Buffer.from('d')));
+    expect(s.unseen).toBe(3);
     // runs of adjacent entries: [a, x], then [c] — b seen, the second x dropped, d seen
     expect((await all(s.unseenRuns(once(bytes)))).map(idsIn)).toEqual([['a', 'x'], ['c']]);
     // read again in other chunks (whole entries each), the same runs cut where the chunks are
@@ -168,11 +171,20 @@ describe('compact snapshot', () => {
     first.page([{ id: 'a' }, { id: 'x', v: 1 }]);
     first.page([{ id: 'x', v: 1 }]); // the listing shifted and served x again
     const snapshot = first.takePageEntries();
-    const next = new ChangeDetector('controls', snapshot, { idPath: 'id' });
+    // Every stored id seen again: the pass's end has nothing to read again (neither deletions nor entries kept).
+    const index = SnapshotIndex.of(snapshot);
+    const again = jest.fn(() => once(snapshot));
+    const next = new ChangeDetector('controls', { index, again }, { idPath: 'id' });
     expect(next.expected).toBe(3);
     expect(next.page([{ id: 'x', v: 1 }, { id: 'a' }]).map((c) => c.id)).toEqual([]);
-    expect(await next.finish('delete')).toEqual([]);
+    expect(await next.finish('keep')).toEqual([]);
+    expect(await all(next.kept())).toEqual([]);
+    expect(again).not.toHaveBeenCalled();
     expect(next.counts).toMatchObject({ unchanged: 2, deleted: 0 });
+    // One id not seen: it is read again, and reported.
+    const later = new ChangeDetector('controls', snapshot, { idPath: 'id' });
+    later.page([{ id: 'x', v: 1 }]);
+    expect((await later.finish('delete')).map((c) => [c.kind, c.id])).toEqual([['deleted', 'a']]);
   });
 });
 
