@@ -153,9 +153,10 @@ export async function syncBench(): Promise<Record<string, unknown>> {
   const azurite = await startAzurite();
   type Round = Awaited<ReturnType<typeof roundOf>>;
   try {
-    // Nine rounds at 100 k: on a shared 2-core machine one round's ratio swings by ±0.1. Three at 1 M: one
-    // round's ratio swung from 0.77 to 1.18 between runs on this shared machine.
-    const small = await atSize(100_000, 9, azurite.connectionString);
+    // Fifteen rounds at 100 k: on a shared 2-core machine one round's ratio swings by ±0.15 (0.78–1.22 in one run),
+    // and the median of nine moved by ±0.03 between runs of one build. Three at 1 M: one round's ratio swung from
+    // 0.77 to 1.18 between runs on this shared machine.
+    const small = await atSize(100_000, 15, azurite.connectionString);
     const large = await atSize(1_000_000, 3, azurite.connectionString);
     const rounds = small.rounds;
     const bigRounds = large.rounds;
