@@ -1,7 +1,7 @@
 import type { BlobClient, BlobServiceClient, ContainerClient } from '@azure/storage-blob';
 import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { closeSync, createWriteStream, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
@@ -38,7 +38,10 @@ export interface SyncStateStore {
    * chunk may be valid only until the next one is asked for (the file store reads every chunk into one buffer).
    */
   readSnapshot(tenant: string, stream: string): Promise<AsyncIterable<Buffer> | undefined>;
-  /** The snapshot as it streams past (from the checkpoint log): never whole in memory. */
+  /**
+   * The snapshot as it streams past (from the checkpoint log and the previous snapshot): never whole in memory. A
+   * chunk is valid only until the next one is asked for (the entries a pass keeps are views of the chunk it reads).
+   */
   writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>): Promise<void>;
   /** The checkpoint log, streamed; undefined when there is none. */
   readCheckpoint(tenant: string, stream: string): Promise<AsyncIterable<Buffer> | undefined>;
@@ -85,6 +88,11 @@ const snapshotLeaf = (stream: string) => `${encodeURIComponent(stream)}.snapshot
 const checkpointLeaf = (stream: string) => `${encodeURIComponent(stream)}.checkpoint`;
 
 const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** Each chunk copied: for a consumer that keeps chunks past the next one. */
+async function* copies(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield Buffer.from(chunk);
+}
 
 /** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
 export class FileSyncStateStore implements SyncStateStore {
@@ -134,13 +142,26 @@ export class FileSyncStateStore implements SyncStateStore {
   async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const path = this.path(tenant, snapshotLeaf(stream));
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    // Write then rename: a process killed while writing leaves the previous file whole. Its entries come a page at a
-    // time (a few KiB): with room for 1 MiB the file stream writes them together, where one write each took 40 ms
-    // of a 100 k-record pass.
-    await pipeline(
-      Readable.from(snapshot),
-      createWriteStream(`${path}.tmp`, { mode: 0o600, highWaterMark: 1 << 20 }),
-    );
+    // Write then rename: a process killed while writing leaves the previous file whole. The log's entries come a
+    // page at a time (a few KiB): gathered into one 1 MiB buffer they are a write per MiB, where one write each took
+    // 40 ms of a 100 k-record pass. Each write ends before the next chunk is asked for, so nothing is copied but into
+    // that buffer (the copies an incremental pass made of a million kept entries raised its peak by ~13 MB).
+    const handle = await open(`${path}.tmp`, 'w', 0o600);
+    try {
+      const gather = Buffer.allocUnsafe(1 << 20);
+      let used = 0;
+      for await (const chunk of snapshot) {
+        if (used + chunk.length > gather.length && used) {
+          await handle.write(gather, 0, used);
+          used = 0;
+        }
+        if (chunk.length >= gather.length) await handle.write(chunk);
+        else used += chunk.copy(gather, used);
+      }
+      if (used) await handle.write(gather, 0, used);
+    } finally {
+      await handle.close();
+    }
     await rename(`${path}.tmp`, path);
   }
 
@@ -285,9 +306,10 @@ export class BlobSyncStateStore implements SyncStateStore {
 
   async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, snapshotLeaf(stream)));
-    // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then.
+    // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then. The upload holds
+    // chunks until their block is full, so each is copied (a chunk is valid only until the next is asked for).
     await pipeline(
-      Readable.from(snapshot),
+      Readable.from(copies(snapshot)),
       new BlockUpload(blob, {
         blockBytes: 4 * 1024 * 1024,
         inFlight: 2,
