@@ -89,9 +89,32 @@ const checkpointLeaf = (stream: string) => `${encodeURIComponent(stream)}.checkp
 
 const enoent = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
-/** Each chunk copied: for a consumer that keeps chunks past the next one. */
-async function* copies(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) yield Buffer.from(chunk);
+/** A snapshot blob's blocks. */
+const SNAPSHOT_BLOCK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The chunks gathered into pieces of `bytes` (the last smaller): each chunk is copied before the next is asked for, so
+ * its source may reuse its memory. `reuse`: every piece is the same buffer, valid until the next is asked for;
+ * else each piece is a buffer of its own, for a consumer that holds it.
+ */
+async function* gathered(
+  chunks: AsyncIterable<Buffer>,
+  bytes: number,
+  reuse: boolean,
+): AsyncGenerator<Buffer> {
+  let piece = Buffer.allocUnsafe(bytes);
+  let used = 0;
+  for await (const chunk of chunks)
+    for (let at = 0; at < chunk.length;) {
+      const n = chunk.copy(piece, used, at);
+      used += n;
+      at += n;
+      if (used < bytes) continue;
+      yield piece;
+      used = 0;
+      if (!reuse) piece = Buffer.allocUnsafe(bytes);
+    }
+  if (used) yield piece.subarray(0, used);
 }
 
 /** The development store: files under a folder (the CLI's default is `.local/sync-state/`). */
@@ -144,21 +167,11 @@ export class FileSyncStateStore implements SyncStateStore {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     // Write then rename: a process killed while writing leaves the previous file whole. The log's entries come a
     // page at a time (a few KiB): gathered into one 1 MiB buffer they are a write per MiB, where one write each took
-    // 40 ms of a 100 k-record pass. Each write ends before the next chunk is asked for, so nothing is copied but into
+    // 40 ms of a 100 k-record pass. Each write ends before the next piece is gathered, so nothing is copied but into
     // that buffer (the copies an incremental pass made of a million kept entries raised its peak by ~13 MB).
     const handle = await open(`${path}.tmp`, 'w', 0o600);
     try {
-      const gather = Buffer.allocUnsafe(1 << 20);
-      let used = 0;
-      for await (const chunk of snapshot) {
-        if (used + chunk.length > gather.length && used) {
-          await handle.write(gather, 0, used);
-          used = 0;
-        }
-        if (chunk.length >= gather.length) await handle.write(chunk);
-        else used += chunk.copy(gather, used);
-      }
-      if (used) await handle.write(gather, 0, used);
+      for await (const piece of gathered(snapshot, 1 << 20, true)) await handle.write(piece);
     } finally {
       await handle.close();
     }
@@ -306,12 +319,13 @@ export class BlobSyncStateStore implements SyncStateStore {
 
   async writeSnapshot(tenant: string, stream: string, snapshot: AsyncIterable<Buffer>) {
     const blob = (await this.container()).getBlockBlobClient(this.name(tenant, snapshotLeaf(stream)));
-    // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then. The upload holds
-    // chunks until their block is full, so each is copied (a chunk is valid only until the next is asked for).
+    // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then. Each block is
+    // gathered into a buffer of its own, which the upload holds while it stages it (a chunk is valid only until the
+    // next is asked for): a copy of each byte, as joining the chunks of a block was; one block waits at a time.
     await pipeline(
-      Readable.from(copies(snapshot)),
+      Readable.from(gathered(snapshot, SNAPSHOT_BLOCK_BYTES, false), { highWaterMark: 1 }),
       new BlockUpload(blob, {
-        blockBytes: 4 * 1024 * 1024,
+        blockBytes: SNAPSHOT_BLOCK_BYTES,
         inFlight: 2,
         blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
       }),
