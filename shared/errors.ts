@@ -81,6 +81,11 @@ export const ERRORS = {
     action:
       'Check AzureWebJobsStorage and that the app’s identity has Storage Blob and Table Data Contributor; the next run resumes from its checkpoints.',
   },
+  state_damaged: {
+    title: 'Stored state is damaged',
+    action:
+      'Retrying cannot help: start the state the message names over — a sync stream’s with `tenant-integrations sync --full` (with the app’s settings), whose next pass delivers every record again.',
+  },
   storage_block_limit: {
     title: 'A blob reached its block limit',
     action:

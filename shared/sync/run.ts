@@ -198,7 +198,8 @@ export async function syncStream(
       if (!(err instanceof SnapshotTruncated)) throw err;
       // A pass that starts over (`--full`) does not need what was stored: only its digest, which is kept.
       if (!full)
-        throw new Error(
+        throw new IntegrationError(
+          'state_damaged',
           `the stored snapshot of ${name} is truncated: start the stream's state over (\`tenant-integrations sync --full\` with the app's settings)`,
           { cause: err },
         );

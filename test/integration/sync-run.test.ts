@@ -287,7 +287,7 @@ describe('sync run against the sandbox', () => {
     await writeFile(file, bytes.subarray(0, bytes.length - 3));
     expect((await sb.hook('data/mutate', { collection: 'controls', deletes: 1 })).status).toBe(200);
     const failed = await syncAll(a.graphql, streams, { ...options, fullPass: true });
-    expect(failed.streams[0]).toMatchObject({ ok: false });
+    expect(failed.streams[0]).toMatchObject({ ok: false, errorCode: 'state_damaged' });
     expect(failed.streams[0].error).toContain('the stored snapshot of controls is truncated');
     expect(failed.streams[0].error).toContain('tenant-integrations sync --full');
     expect(await delivered(failed.runId, 'controls')).toEqual([]);
