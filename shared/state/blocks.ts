@@ -32,6 +32,8 @@ export interface BlockUploadOptions {
   inFlight: number;
   blobHTTPHeaders?: BlobHTTPHeaders;
   abortSignal?: AbortSignal;
+  /** Called with a block's bytes once the service has them: a writer that made that buffer may fill it again. */
+  onStaged?: (block: Buffer) => void;
 }
 
 /**
@@ -119,6 +121,7 @@ export class BlockUpload extends Writable {
       .then(
         () => {
           this.staging.delete(staged);
+          this.options.onStaged?.(body);
         },
         (err: unknown) => {
           this.staging.delete(staged);

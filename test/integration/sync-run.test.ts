@@ -329,6 +329,37 @@ describe('sync run against the sandbox', () => {
     }
   });
 
+  it('a snapshot of many blocks is stored whole in Blob Storage, though its blocks’ buffers are filled again', async () => {
+    // The blob store stages a snapshot in 4 MiB blocks and fills a staged block's buffer with a later block
+    // (shared/sync/state.ts): 18 MiB of 512 KiB chunks, each its own byte, from a source that reuses one buffer.
+    const chunks = 36;
+    const size = 512 * 1024;
+    const reused = Buffer.alloc(size);
+    async function* source() {
+      for (let i = 0; i < chunks; i++) {
+        reused.fill(i + 1);
+        yield reused;
+        reused.fill(0xee);
+      }
+    }
+    const azurite = await startAzurite();
+    try {
+      const blobs = new BlobSyncStateStore(BlobServiceClient.fromConnectionString(azurite.connectionString));
+      await blobs.writeSnapshot('t', 's', source());
+      const got: Buffer[] = [];
+      for await (const c of (await blobs.readSnapshot('t', 's')) ?? []) got.push(Buffer.from(c));
+      const stored = Buffer.concat(got);
+      expect(stored.length).toBe(chunks * size);
+      // Each chunk's bytes where it was written: a buffer filled again before its block was stored would show here.
+      const wrong = Array.from({ length: chunks }, (_, i) => i).filter(
+        (i) => !stored.subarray(i * size, (i + 1) * size).equals(Buffer.alloc(size, i + 1)),
+      );
+      expect(wrong).toEqual([]);
+    } finally {
+      await azurite.stop();
+    }
+  });
+
   it('a sink failure mid-stream fails that stream and deletes nothing; the next run resumes after the last delivered page', async () => {
     const a = await accessFixture(sb);
     const state = new FileSyncStateStore(join(dir, 'state'));
