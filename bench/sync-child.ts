@@ -7,7 +7,7 @@ import { resolveStreams } from '../shared/streams';
 import { syncAll } from '../shared/sync/run';
 import { changeJson, type Change } from '../shared/sync/changes';
 import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
-import { FileSyncStateStore } from '../shared/sync/state';
+import { BlobSyncStateStore, FileSyncStateStore } from '../shared/sync/state';
 import { sandboxConfig } from './sandbox-config';
 
 /**
@@ -29,6 +29,8 @@ interface Args {
   fullPass?: boolean;
   /** Where changes go: counted and dropped (default), the dir sink, or the blob sink on this Azurite. */
   sink?: 'counting' | 'dir' | 'blob';
+  /** Where the sync state lives: files (the CLI's, by default) or Blob Storage on this Azurite (the app's). */
+  state?: 'file' | 'blob';
   blobConnectionString?: string;
 }
 
@@ -109,20 +111,25 @@ async function main() {
       }
     } else {
       const access = createAccessLayer(await sandboxConfig(a, dir));
-      // The blob SDK loaded only for the blob sink, as the app does: it would weigh on every child's peak RSS.
+      // The blob SDK loaded only for the blob sink or state, as the app does: it would weigh on every child's peak RSS.
+      const blobs =
+        a.sink === 'blob' || a.state === 'blob'
+          ? (await import('@azure/storage-blob')).BlobServiceClient.fromConnectionString(
+              a.blobConnectionString ?? '',
+            )
+          : undefined;
       const sink =
         a.sink === 'dir'
           ? new DirectorySink(join(dir, 'out'))
-          : a.sink === 'blob'
-            ? new BlobSink(
-                (await import('@azure/storage-blob')).BlobServiceClient.fromConnectionString(
-                  a.blobConnectionString ?? '',
-                ),
-              )
+          : a.sink === 'blob' && blobs
+            ? new BlobSink(blobs)
             : new CountingSink();
       const result = await syncAll(access.graphql, [stream], {
         tenant: a.tenant,
-        state: new FileSyncStateStore(a.stateDir ?? join(dir, 'state')),
+        state:
+          a.state === 'blob' && blobs
+            ? new BlobSyncStateStore(blobs)
+            : new FileSyncStateStore(a.stateDir ?? join(dir, 'state')),
         sink,
         ...(a.fullPass ? { fullPass: true } : {}),
       });

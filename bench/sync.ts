@@ -11,8 +11,9 @@ import { SYNC_NODE_FLAGS } from '../cli/node-flags';
  * same pages from the same sandbox (goal ≥ 0.9),
  * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), for a first run, a full pass
  * and an incremental run with 0.1 % of the records changed (goal: reads ≤ 1 %, ≥ 20× faster than the full pass),
- * and through the real dir and blob (Azurite) sinks, a first run and a full pass. The sandbox runs in its own
- * process; every measurement is a fresh process, interleaved so drift hits both alike.
+ * and through the real dir and blob (Azurite) sinks, a first run and a full pass — and as the deployed app keeps it
+ * (the blob sink, the sync state in Blob Storage, Node's own flags). The sandbox runs in its own process; every
+ * measurement is a fresh process, interleaved so drift hits both alike.
  */
 const DIST = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -50,15 +51,24 @@ type Sink = 'counting' | 'dir' | 'blob';
 async function measure(
   mode: 'raw' | 'sync',
   sandbox: SandboxInfo,
-  options: { stateDir?: string; fullPass?: boolean; sink?: Sink; blobConnectionString?: string } = {},
+  options: {
+    stateDir?: string;
+    fullPass?: boolean;
+    sink?: Sink;
+    state?: 'file' | 'blob';
+    blobConnectionString?: string;
+    /** Node's own flags, as the Functions app runs (its host gives the worker none of the CLI's). */
+    nodeDefaults?: boolean;
+  } = {},
 ): Promise<Measure> {
+  const { nodeDefaults, ...args } = options;
   const { stdout } = await run(
     process.execPath,
     [
       // The sync runs with the Node flags the CLI gives a sync; the raw loop with Node's defaults.
-      ...(mode === 'sync' ? SYNC_NODE_FLAGS : []),
+      ...(mode === 'sync' && !nodeDefaults ? SYNC_NODE_FLAGS : []),
       resolve(DIST, 'bench', 'sync-child.js'),
-      JSON.stringify({ mode, stream: 'controls', ...options, ...sandbox }),
+      JSON.stringify({ mode, stream: 'controls', ...args, ...sandbox }),
     ],
     { maxBuffer: 1 << 20, timeout: 30 * 60_000 },
   );
@@ -108,21 +118,44 @@ async function roundOf(sandbox: SandboxInfo, total: number) {
   }
 }
 
+/** What `throughSink` measures: a real sink with the CLI's state and flags, or the deployed app's whole set-up. */
+type Through = 'dir' | 'blob' | 'app';
+const THROUGH: Through[] = ['dir', 'blob', 'app'];
+
 /**
  * Through a real sink, for its peak RSS: a first sync (every record a change, all written), then 0.1 % changed and
  * a full pass on the state it left — the daily steady state, the previous snapshot in memory beside the sink.
+ * `app`: the blob sink with the sync state in Blob Storage and Node's own flags, as the Functions app runs a sync.
  */
-async function throughSink(sandbox: SandboxInfo, total: number, sink: Sink, blobConnectionString?: string) {
+async function throughSink(
+  sandbox: SandboxInfo,
+  total: number,
+  through: Through,
+  blobConnectionString: string,
+) {
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
+  const options =
+    through === 'app'
+      ? { sink: 'blob' as const, state: 'blob' as const, nodeDefaults: true, blobConnectionString }
+      : { sink: through, stateDir, blobConnectionString };
+  // The state in Blob Storage is the tenant's, whichever run left it: each `app` run starts with none.
+  if (through === 'app') await clearBlobState(blobConnectionString);
   try {
-    const first = await measure('sync', sandbox, { stateDir, sink, blobConnectionString });
+    const first = await measure('sync', sandbox, options);
     await mutate(sandbox, changedOf(total));
-    const full = await measure('sync', sandbox, { stateDir, sink, blobConnectionString, fullPass: true });
-    if (full.pass !== 'full') throw new Error(`the ${sink} sink's second pass was ${full.pass}`);
+    const full = await measure('sync', sandbox, { ...options, fullPass: true });
+    if (full.pass !== 'full') throw new Error(`the ${through} run's second pass was ${full.pass}`);
     return { first: first.peakRssMb, full: full.peakRssMb };
   } finally {
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+async function clearBlobState(connectionString: string): Promise<void> {
+  const { BlobServiceClient } = await import('@azure/storage-blob');
+  const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient('sync-state');
+  if (!(await container.exists())) return;
+  for await (const blob of container.listBlobsFlat()) await container.deleteBlob(blob.name);
 }
 
 /** Runs through each real sink per size: one process's peak moved by ~40 MB between runs (docs/benchmarks.md). */
@@ -134,14 +167,14 @@ async function atSize(total: number, count: number, blobConnectionString: string
   try {
     const rounds: Array<Awaited<ReturnType<typeof roundOf>>> = [];
     for (let i = 0; i < count; i++) rounds.push(await roundOf(sandbox.info, total));
-    const sinks: Record<'dir' | 'blob', number[]> = { dir: [], blob: [] };
-    const sinksFullPass: Record<'dir' | 'blob', number[]> = { dir: [], blob: [] };
-    // Interleaved, so drift falls on both sinks alike.
+    const sinks: Record<Through, number[]> = { dir: [], blob: [], app: [] };
+    const sinksFullPass: Record<Through, number[]> = { dir: [], blob: [], app: [] };
+    // Interleaved, so drift falls on each alike.
     for (let i = 0; i < SINK_RUNS; i++)
-      for (const sink of ['dir', 'blob'] as const) {
-        const { first, full } = await throughSink(sandbox.info, total, sink, blobConnectionString);
-        sinks[sink].push(first);
-        sinksFullPass[sink].push(full);
+      for (const through of THROUGH) {
+        const { first, full } = await throughSink(sandbox.info, total, through, blobConnectionString);
+        sinks[through].push(first);
+        sinksFullPass[through].push(full);
       }
     return { rounds, sinks, sinksFullPass };
   } finally {
@@ -163,7 +196,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
     // Each real sink's peak RSS per size, every run and the median of its runs, and the growth from 100 k to 1 M.
     const sinkFigures = (pick: 'sinks' | 'sinksFullPass') => {
       const runs = Object.fromEntries(
-        (['dir', 'blob'] as const).map((k) => [
+        THROUGH.map((k) => [
           k,
           { '100k': small[pick][k].map((x) => round(x, 1)), '1M': large[pick][k].map((x) => round(x, 1)) },
         ]),
@@ -218,6 +251,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
       peakRssMb1MFullPass: rss((r) => r.full, bigRounds),
       rawPeakRssMb100k: rss((r) => r.raw),
       rawPeakRssMb1M: rss((r) => r.raw, bigRounds),
+      // app: the blob sink with the sync state in Blob Storage, under Node's own flags — the Functions app's sync.
       sinkPeakRssMb: sinkFirst.medians,
       sinkPeakRssMbRuns: sinkFirst.runs,
       sinkGrowth1Mvs100k: sinkFirst.growth,
