@@ -42,6 +42,13 @@ const delivered = async (runId: string, stream: string): Promise<Change[]> => {
 };
 
 /** The folder sink `out` behind a sink whose `failAt`-th write fails; what it took before is in `seen`. */
+/** A stored snapshot's bytes, each chunk copied as it comes: a store may reuse a chunk's memory for the next. */
+async function bytesOf(chunks: AsyncIterable<Buffer> | undefined): Promise<Buffer> {
+  const got: Buffer[] = [];
+  for await (const c of chunks ?? []) got.push(Buffer.from(c));
+  return Buffer.concat(got);
+}
+
 function failingAt(failAt: number, out: DirectorySink) {
   const seen: Change[] = [];
   let writes = 0;
@@ -211,9 +218,7 @@ describe('sync run against the sandbox', () => {
       async readSnapshot(tenant: string, stream: string) {
         const chunks = await files.readSnapshot(tenant, stream);
         if (++reads < 2 || !chunks) return chunks;
-        const bytes: Buffer[] = [];
-        for await (const c of chunks) bytes.push(c);
-        const other = Buffer.concat(bytes);
+        const other = await bytesOf(chunks);
         other[other.length - 1] ^= 1;
         return (async function* () {
           yield other;
@@ -311,19 +316,14 @@ describe('sync run against the sandbox', () => {
         reused.fill(0xee); // the source moves on: what was given must already be taken
       }
     }
-    const read = async (chunks: AsyncIterable<Buffer> | undefined) => {
-      const got: Buffer[] = [];
-      for await (const c of chunks ?? []) got.push(Buffer.from(c));
-      return Buffer.concat(got);
-    };
     const files = new FileSyncStateStore(join(dir, 'state'));
     await files.writeSnapshot('t', 's', source());
-    expect((await read(await files.readSnapshot('t', 's'))).equals(expected)).toBe(true);
+    expect((await bytesOf(await files.readSnapshot('t', 's'))).equals(expected)).toBe(true);
     const azurite = await startAzurite();
     try {
       const blobs = new BlobSyncStateStore(BlobServiceClient.fromConnectionString(azurite.connectionString));
       await blobs.writeSnapshot('t', 's', source());
-      expect((await read(await blobs.readSnapshot('t', 's'))).equals(expected)).toBe(true);
+      expect((await bytesOf(await blobs.readSnapshot('t', 's'))).equals(expected)).toBe(true);
     } finally {
       await azurite.stop();
     }
@@ -346,9 +346,7 @@ describe('sync run against the sandbox', () => {
     try {
       const blobs = new BlobSyncStateStore(BlobServiceClient.fromConnectionString(azurite.connectionString));
       await blobs.writeSnapshot('t', 's', source());
-      const got: Buffer[] = [];
-      for await (const c of (await blobs.readSnapshot('t', 's')) ?? []) got.push(Buffer.from(c));
-      const stored = Buffer.concat(got);
+      const stored = await bytesOf(await blobs.readSnapshot('t', 's'));
       expect(stored.length).toBe(chunks * size);
       // Each chunk's bytes where it was written: a buffer filled again before its block was stored would show here.
       const wrong = Array.from({ length: chunks }, (_, i) => i).filter(
