@@ -8,6 +8,7 @@ import { syncAll } from '../shared/sync/run';
 import { changeJson, type Change } from '../shared/sync/changes';
 import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
 import { BlobSyncStateStore, FileSyncStateStore } from '../shared/sync/state';
+import { applyAppHeapFlags } from '../shared/node-flags';
 import { sandboxConfig } from './sandbox-config';
 
 /**
@@ -32,6 +33,8 @@ interface Args {
   /** Where the sync state lives: files (the CLI's, by default) or Blob Storage on this Azurite (the app's). */
   state?: 'file' | 'blob';
   blobConnectionString?: string;
+  /** As the Functions app starts (shared/app.ts): the heap flags it sets itself. */
+  appHeapFlags?: boolean;
 }
 
 /** Serialises every change like a sink would, then drops it: downstream's own cost is not ours. */
@@ -47,6 +50,7 @@ class CountingSink implements ChangeSink {
 
 async function main() {
   const a = JSON.parse(process.argv[2]) as Args;
+  if (a.appHeapFlags) applyAppHeapFlags(process.execArgv, process.env.NODE_OPTIONS);
   const [stream] = resolveStreams({ select: [a.stream] });
   if (stream.pagination !== 'cursor') throw new Error('the raw reader pages by cursor');
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-sync-'));

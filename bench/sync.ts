@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startAzurite } from '../cli/azurite';
 import { SYNC_NODE_FLAGS } from '../cli/node-flags';
+import { APP_NODE_OPTIONS } from '../shared/node-flags';
 
 /**
  * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
@@ -12,7 +13,7 @@ import { SYNC_NODE_FLAGS } from '../cli/node-flags';
  * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), for a first run, a full pass
  * and an incremental run with 0.1 % of the records changed (goal: reads ≤ 1 %, ≥ 20× faster than the full pass),
  * and through the real dir and blob (Azurite) sinks, a first run and a full pass — and as the deployed app keeps it
- * (the blob sink, the sync state in Blob Storage, Node's own flags). The sandbox runs in its own process; every
+ * (the blob sink, the sync state in Blob Storage, the heap flags the app sets). The sandbox runs in its own process; every
  * measurement is a fresh process, interleaved so drift hits both alike.
  */
 const DIST = resolve(__dirname, '..');
@@ -57,20 +58,33 @@ async function measure(
     sink?: Sink;
     state?: 'file' | 'blob';
     blobConnectionString?: string;
-    /** Node's own flags, as the Functions app runs (its host gives the worker none of the CLI's). */
-    nodeDefaults?: boolean;
+    /**
+     * The heap as the Functions app holds it: NODE_OPTIONS as infra/main.bicep sets it, and what the app sets at
+     * start-up (shared/node-flags.ts) — not the flags the CLI starts a sync with.
+     */
+    app?: boolean;
   } = {},
 ): Promise<Measure> {
-  const { nodeDefaults, ...args } = options;
+  const { app, ...args } = options;
   const { stdout } = await run(
     process.execPath,
     [
       // The sync runs with the Node flags the CLI gives a sync; the raw loop with Node's defaults.
-      ...(mode === 'sync' && !nodeDefaults ? SYNC_NODE_FLAGS : []),
+      ...(mode === 'sync' && !app ? SYNC_NODE_FLAGS : []),
       resolve(DIST, 'bench', 'sync-child.js'),
-      JSON.stringify({ mode, stream: 'controls', ...args, ...sandbox }),
+      JSON.stringify({
+        mode,
+        stream: 'controls',
+        ...args,
+        ...(app ? { appHeapFlags: true } : {}),
+        ...sandbox,
+      }),
     ],
-    { maxBuffer: 1 << 20, timeout: 30 * 60_000 },
+    {
+      maxBuffer: 1 << 20,
+      timeout: 30 * 60_000,
+      ...(app ? { env: { ...process.env, NODE_OPTIONS: APP_NODE_OPTIONS } } : {}),
+    },
   );
   return JSON.parse(stdout) as Measure;
 }
@@ -125,7 +139,7 @@ const THROUGH: Through[] = ['dir', 'blob', 'app'];
 /**
  * Through a real sink, for its peak RSS: a first sync (every record a change, all written), then 0.1 % changed and
  * a full pass on the state it left — the daily steady state, the previous snapshot in memory beside the sink.
- * `app`: the blob sink with the sync state in Blob Storage and Node's own flags, as the Functions app runs a sync.
+ * `app`: the blob sink with the sync state in Blob Storage and the heap flags the app sets (shared/node-flags.ts), as the Functions app runs a sync.
  */
 async function throughSink(
   sandbox: SandboxInfo,
@@ -136,7 +150,7 @@ async function throughSink(
   const stateDir = await mkdtemp(join(tmpdir(), 'ti-bench-state-'));
   const options =
     through === 'app'
-      ? { sink: 'blob' as const, state: 'blob' as const, nodeDefaults: true, blobConnectionString }
+      ? { sink: 'blob' as const, state: 'blob' as const, app: true, blobConnectionString }
       : { sink: through, stateDir, blobConnectionString };
   // The state in Blob Storage is the tenant's, whichever run left it: each `app` run starts with none.
   if (through === 'app') await clearBlobState(blobConnectionString);
@@ -251,7 +265,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
       peakRssMb1MFullPass: rss((r) => r.full, bigRounds),
       rawPeakRssMb100k: rss((r) => r.raw),
       rawPeakRssMb1M: rss((r) => r.raw, bigRounds),
-      // app: the blob sink with the sync state in Blob Storage, under Node's own flags — the Functions app's sync.
+      // app: the blob sink with the sync state in Blob Storage, under the heap flags the app sets — the Functions app's sync.
       sinkPeakRssMb: sinkFirst.medians,
       sinkPeakRssMbRuns: sinkFirst.runs,
       sinkGrowth1Mvs100k: sinkFirst.growth,

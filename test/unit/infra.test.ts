@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
@@ -5,6 +6,7 @@ import ignore from 'ignore';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/config';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
+import { APP_NODE_OPTIONS } from '../../shared/node-flags';
 import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
 
 /*
@@ -312,11 +314,24 @@ describe('app settings', () => {
         'AZURE_CLIENT_ID',
       ]),
     );
-    const known = [...Object.keys(settingsSchema.shape), 'DURABLE_TASK_HUB'];
+    const known = [...Object.keys(settingsSchema.shape), 'DURABLE_TASK_HUB', 'NODE_OPTIONS'];
     expect(settings.filter((s) => !known.includes(s))).toEqual([]);
     // host.json's task hub name comes from a setting that exists.
     const hub = /%(\w+)%/.exec(readFileSync(join(root, 'host.json'), 'utf8'))?.[1];
     expect(settings).toContain(hub);
+  });
+
+  it('NODE_OPTIONS gives the worker the young generation of shared/node-flags.ts, in a form Node starts with', () => {
+    const body = main.modules.find((m) => m.symbol === 'app')?.body ?? '';
+    const value = /NODE_OPTIONS: '([^']*)'/.exec(body)?.[1];
+    expect(value).toBe(APP_NODE_OPTIONS);
+    // Node refuses some V8 flags in NODE_OPTIONS, and a worker that cannot start runs nothing: this one it takes.
+    const started = spawnSync(process.execPath, ['-e', 'process.stdout.write("started")'], {
+      env: { ...process.env, NODE_OPTIONS: value },
+      encoding: 'utf8',
+    });
+    expect(started.stderr).toBe('');
+    expect(started.stdout).toBe('started');
   });
 
   it('as deployed, they pass the app’s own start-up validation', () => {
@@ -346,7 +361,7 @@ describe('app settings', () => {
       Object.keys(env)
         .filter((k) => !k.startsWith('AzureWebJobsStorage__'))
         .sort(),
-    ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB').sort());
+    ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB' && s !== 'NODE_OPTIONS').sort());
     const config = loadConfig(env);
     expect(config.tenant?.name).toBe('contoso');
     expect(config.storageServiceUris?.table).toBe('https://stabc.table.core.windows.net/');

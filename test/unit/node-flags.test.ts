@@ -1,4 +1,5 @@
 import { nodeFlagsFor, SYNC_NODE_FLAGS } from '../../cli/node-flags';
+import { APP_NODE_OPTIONS, appRuntimeFlags } from '../../shared/node-flags';
 
 describe('the Node flags a CLI command runs with', () => {
   it('a sync gets a small young generation and an old one collected sooner; other commands run with Node’s defaults', () => {
@@ -22,5 +23,18 @@ describe('the Node flags a CLI command runs with', () => {
     expect(nodeFlagsFor(['sync'], ['--heap-growing-percent=0'])).toEqual(['--max-semi-space-size=4']);
     // A flag whose name contains ours is another flag.
     expect(nodeFlagsFor(['sync'], [], '--min-semi-space-size=1')).toEqual(SYNC_NODE_FLAGS);
+  });
+});
+
+describe('the heap flags of the Functions app', () => {
+  it('NODE_OPTIONS carries the young generation; the growing factor, which Node refuses there, is left to start-up', () => {
+    expect(APP_NODE_OPTIONS).toBe('--max-semi-space-size=4');
+    expect([APP_NODE_OPTIONS, ...appRuntimeFlags([], '')]).toEqual(SYNC_NODE_FLAGS);
+  });
+
+  it('an operator’s own value, in the worker’s arguments or NODE_OPTIONS, is not overwritten', () => {
+    expect(appRuntimeFlags(['--heap-growing-percent=0'], '')).toEqual([]);
+    expect(appRuntimeFlags(['--heap_growing_percent=20'], '')).toEqual([]);
+    expect(appRuntimeFlags(['--inspect'], '--max-semi-space-size=16')).toEqual(['--heap-growing-percent=10']);
   });
 });
