@@ -13,8 +13,8 @@ import { APP_NODE_OPTIONS } from '../shared/node-flags';
  * and the sync process's peak RSS at 100 k and 1 M records (goal ≤ 200 MB and flat), for a first run, a full pass
  * and an incremental run with 0.1 % of the records changed (goal: reads ≤ 1 %, ≥ 20× faster than the full pass),
  * and through the real dir and blob (Azurite) sinks, a first run and a full pass — and as the deployed app keeps it
- * (the blob sink, the sync state in Blob Storage, the heap flags the app sets). The sandbox runs in its own process; every
- * measurement is a fresh process, interleaved so drift hits both alike.
+ * (the blob sink, the sync state in Blob Storage, the heap flags the app sets). The sandbox runs in its own process;
+ * every measurement is a fresh process, interleaved so drift hits both alike.
  */
 const DIST = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -139,7 +139,8 @@ const THROUGH: Through[] = ['dir', 'blob', 'app'];
 /**
  * Through a real sink, for its peak RSS: a first sync (every record a change, all written), then 0.1 % changed and
  * a full pass on the state it left — the daily steady state, the previous snapshot in memory beside the sink.
- * `app`: the blob sink with the sync state in Blob Storage and the heap flags the app sets (shared/node-flags.ts), as the Functions app runs a sync.
+ * `app`: the blob sink with the sync state in Blob Storage and the heap flags the app sets (shared/node-flags.ts),
+ * as the Functions app runs a sync.
  */
 async function throughSink(
   sandbox: SandboxInfo,
@@ -265,7 +266,7 @@ export async function syncBench(): Promise<Record<string, unknown>> {
       peakRssMb1MFullPass: rss((r) => r.full, bigRounds),
       rawPeakRssMb100k: rss((r) => r.raw),
       rawPeakRssMb1M: rss((r) => r.raw, bigRounds),
-      // app: the blob sink with the sync state in Blob Storage, under the heap flags the app sets — the Functions app's sync.
+      // app: the blob sink with the sync state in Blob Storage, under the heap flags the app sets — the app's sync.
       sinkPeakRssMb: sinkFirst.medians,
       sinkPeakRssMbRuns: sinkFirst.runs,
       sinkGrowth1Mvs100k: sinkFirst.growth,

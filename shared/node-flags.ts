@@ -9,6 +9,7 @@ import { setFlagsFromString } from 'node:v8';
  * run a third more CPU): docs/benchmarks.md, "An old generation collected sooner".
  */
 export const SYNC_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=10'];
+const [YOUNG_GENERATION, OLD_GENERATION_GROWTH] = SYNC_NODE_FLAGS;
 
 /** A V8 flag's name as V8 reads it: `--x_y=1` sets the same flag as `--x-y=4`. */
 const nameOf = (flag: string) => flag.split('=')[0].replaceAll('_', '-');
@@ -23,21 +24,17 @@ export function flagsNotSet(flags: string[], execArgv: string[], nodeOptions = '
  * The Functions app's share of SYNC_NODE_FLAGS comes in two ways, as V8 reads each. The young generation's size is
  * fixed when the heap is made, so it comes from NODE_OPTIONS, an app setting infra/main.bicep sets to this.
  */
-export const APP_NODE_OPTIONS = '--max-semi-space-size=4';
+export const APP_NODE_OPTIONS = YOUNG_GENERATION;
 
 /**
  * …and `--heap-growing-percent`, which Node refuses in NODE_OPTIONS, V8 reads at each full collection: the app sets
- * it at start-up (shared/app.ts), unless the worker was started with its own value (`languageWorkers__node__arguments`).
+ * it at start-up (shared/app.ts), unless the worker was started with its own value
+ * (`languageWorkers__node__arguments`).
  * Measured at 1 M records, the app's set-up (docs/benchmarks.md, "The sync state in Blob Storage"): set this way the
  * full pass peaked where the CLI's did. These are the flags it sets.
  */
 export function appRuntimeFlags(execArgv: string[], nodeOptions = ''): string[] {
-  const fromOptions = APP_NODE_OPTIONS.split(' ');
-  return flagsNotSet(
-    SYNC_NODE_FLAGS.filter((f) => !fromOptions.includes(f)),
-    execArgv,
-    nodeOptions,
-  );
+  return flagsNotSet([OLD_GENERATION_GROWTH], execArgv, nodeOptions);
 }
 
 /** Sets `appRuntimeFlags`, once, as the app starts; returns what it set. */

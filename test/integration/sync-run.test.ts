@@ -41,7 +41,6 @@ const delivered = async (runId: string, stream: string): Promise<Change[]> => {
   }
 };
 
-/** The folder sink `out` behind a sink whose `failAt`-th write fails; what it took before is in `seen`. */
 /** A stored snapshot's bytes, each chunk copied as it comes: a store may reuse a chunk's memory for the next. */
 async function bytesOf(chunks: AsyncIterable<Buffer> | undefined): Promise<Buffer> {
   const got: Buffer[] = [];
@@ -49,6 +48,7 @@ async function bytesOf(chunks: AsyncIterable<Buffer> | undefined): Promise<Buffe
   return Buffer.concat(got);
 }
 
+/** The folder sink `out` behind a sink whose `failAt`-th write fails; what it took before is in `seen`. */
 function failingAt(failAt: number, out: DirectorySink) {
   const seen: Change[] = [];
   let writes = 0;
