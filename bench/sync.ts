@@ -42,7 +42,7 @@ export async function startSandboxProcess(records: number) {
     clientId: string;
     clientSecret: string;
   };
-  return { info, stop: () => child.kill('SIGTERM') };
+  return { info, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
 
 type Measure = { records: number; changes: number; pass?: string; ms: number; peakRssMb: number };

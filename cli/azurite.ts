@@ -19,6 +19,8 @@ export interface RunningAzurite {
   blobPort: number;
   queuePort: number;
   tablePort: number;
+  /** Azurite's process (a bench pins it to cores). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -141,6 +143,7 @@ export async function startAzurite(
           blobPort: ports.blob,
           queuePort: ports.queue,
           tablePort: ports.table,
+          pid: child.pid,
           stop: () =>
             new Promise<void>((done) => {
               if (child.exitCode !== null) return done();
