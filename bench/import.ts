@@ -188,13 +188,14 @@ export async function importBench(): Promise<Record<string, unknown>> {
   // cores in production, bench/cores.ts) and all on the cores shared (as this machine runs everything else).
   // Azurite, for a storage account elsewhere, runs in either only when nothing else wants a core.
   const split = coreSplit();
+  const apart = 'unsplit' in split ? undefined : split;
   const azuriteIdle = idleOnly([azurite.pid]);
   const arrange = (cores: Round['cores']) => {
-    if ('unsplit' in split) return;
-    pin([sandbox.pid], cores === 'apart' ? split.tenant : split.all);
-    pin([process.pid, azurite.pid], cores === 'apart' ? split.rest : split.all);
+    if (!apart) return;
+    pin([sandbox.pid], cores === 'apart' ? apart.tenant : apart.all);
+    pin([process.pid, azurite.pid], cores === 'apart' ? apart.rest : apart.all);
   };
-  const setUps: Array<Round['cores']> = 'unsplit' in split ? ['shared'] : ['apart', 'shared'];
+  const setUps: Array<Round['cores']> = apart ? ['apart', 'shared'] : ['shared'];
   try {
     const endpoint = `${sandbox.info.baseUrl}/graphql`;
     const token = await adminToken(sandbox.info);
@@ -252,7 +253,7 @@ export async function importBench(): Promise<Record<string, unknown>> {
           : { sandbox: split.tenant, benchAndAzurite: split.rest },
       azurite: azuriteIdle ? 'SCHED_IDLE' : 'normal priority (chrt failed)',
       ...figures(main),
-      ...(setUps.length > 1 ? { sharedCores: figures(rounds.filter((r) => r.cores === 'shared')) } : {}),
+      ...(apart ? { sharedCores: figures(rounds.filter((r) => r.cores === 'shared')) } : {}),
       ledgerWritesPerImport: median(main.map((r) => r.ledgerWrites)),
       // With the ledger on Azurite: before the first item (the batch read, the first window) and after the last
       // answer (the last write), medians; docs/benchmarks.md, "Import", says what the writes between cost.
@@ -267,6 +268,6 @@ export async function importBench(): Promise<Record<string, unknown>> {
     plainAgent.destroy();
     sandbox.stop();
     await azurite.stop();
-    if (!('unsplit' in split)) pin([process.pid], split.all);
+    if (apart) pin([process.pid], apart.all);
   }
 }
