@@ -23,8 +23,16 @@ export const faultSpecSchema = z
     cut: z.literal(true).optional(),
     /** The GraphQL error's message for `status` or `partial` (a server that repeats what it was sent, at length). */
     message: z.string().min(1).max(100_000).optional(),
+    /**
+     * With `status` or `delayMs`: the request is handled first (a mutation runs), then the status is answered or the
+     * answer waits — a gateway's 502 or a timeout after the tenant acted, where only the answer is lost.
+     */
+    handled: z.literal(true).optional(),
   })
   .strict()
+  .refine((f) => !f.handled || f.status !== undefined || f.delayMs !== undefined, {
+    message: 'handled goes with status or delayMs',
+  })
   .refine(
     (f) =>
       [

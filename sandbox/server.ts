@@ -221,6 +221,7 @@ async function dispatch(
       body: (limit = 64 * 1024) => (bodyPromise ??= readBody(raw, limit)),
     };
     let fault: FaultSpec | undefined;
+    let reply: Reply | undefined;
     if ((FAULT_ROUTES as readonly string[]).includes(found.route.name)) {
       fault = sb.faults.take(found.route.name);
       if (fault) {
@@ -234,11 +235,16 @@ async function dispatch(
           });
         if (fault.redirect)
           return send(res, { status: 307, headers: { location: fault.redirect }, body: '' });
-        if (fault.delayMs !== undefined) await sleep(fault.delayMs);
+        if (fault.handled) {
+          // The tenant acts, then only its answer goes wrong: another status, or late.
+          reply = await found.route.handler(req);
+          if (fault.status !== undefined) return send(res, faultReply(found.route.name, fault));
+          await sleep(fault.delayMs ?? 0);
+        } else if (fault.delayMs !== undefined) await sleep(fault.delayMs);
         else if (fault.status !== undefined) return send(res, faultReply(found.route.name, fault));
       }
     }
-    const reply = await found.route.handler(req);
+    reply ??= await found.route.handler(req);
     if (fault?.partial) return send(res, withPartialError(reply, fault.message));
     if (fault?.cut) return cutMidBody(res, reply);
     send(res, reply);

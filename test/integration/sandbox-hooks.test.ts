@@ -54,7 +54,39 @@ describe('faults hook', () => {
     expect((await sb.graphql(token, '{ currentTenant { name } }')).status).toBe(200);
   });
 
+  it('handled: the mutation runs, then only its answer fails (502) or comes late', async () => {
+    const person = (await sb.personTokens()).access_token;
+    const set = (value: number) =>
+      sb.graphql(
+        person,
+        'mutation S($id: ID!, $v: Float) { updateKpi(id: $id, input: { value: $v }) { id } }',
+        {
+          id: 'kpi-0000004',
+          v: value,
+        },
+      );
+    const m2m = (await sb.clientCredentials()).body.access_token;
+    const value = async () =>
+      (await sb.graphql(m2m, '{ kpis(first: 4) { edges { node { id value } } } }')).body.data.kpis.edges[3]
+        .node.value as number;
+    await sb.hook('faults', { route: 'graphql', status: 502, handled: true });
+    const r = await set(4.25);
+    expect(r.status).toBe(502);
+    expect(r.body.errors[0].extensions.code).toBe('SANDBOX_FAULT');
+    expect(await value()).toBe(4.25);
+    await sb.hook('faults', { route: 'graphql', delayMs: 200, handled: true });
+    const started = Date.now();
+    const late = set(5.5);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await value()).toBe(5.5); // applied before its answer came
+    expect((await late).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect((await sb.hook('stats')).body.graphql.mutationsByPerson.admin).toBe(2);
+  });
+
   it.each([
+    [{ route: 'token', status: 500, handled: true, delayMs: 1 }, 'exactly one of'],
+    [{ route: 'token', reset: true, handled: true }, 'handled goes with'],
     [{ route: 'nowhere', status: 500 }, 'route'],
     [{ route: 'token' }, 'exactly one of'],
     [{ route: 'token', status: 200 }, 'status'],
