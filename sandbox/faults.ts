@@ -28,6 +28,8 @@ export const faultSpecSchema = z
      * answer waits — a gateway's 502 or a timeout after the tenant acted, where only the answer is lost.
      */
     handled: z.literal(true).optional(),
+    /** Only requests whose body holds this text meet the fault (`"mutation"`: writes only); others pass by. */
+    match: z.string().min(1).max(200).optional(),
   })
   .strict()
   .refine((f) => !f.handled || f.status !== undefined || f.delayMs !== undefined, {
@@ -62,10 +64,16 @@ export class FaultQueue {
     this.queues.set(spec.route, q);
   }
 
-  take(route: string): FaultSpec | undefined {
+  /** Whether the next fault of `route` looks at the request's body (`match`): then `take` needs its text. */
+  wantsBody(route: string): boolean {
+    return this.queues.get(route as FaultRoute)?.[0]?.spec.match !== undefined;
+  }
+
+  take(route: string, body?: string): FaultSpec | undefined {
     const q = this.queues.get(route as FaultRoute);
     const head = q?.[0];
     if (!q || !head) return undefined;
+    if (head.spec.match !== undefined && !body?.includes(head.spec.match)) return undefined;
     if (head.passes > 0) {
       head.passes--;
       return undefined;

@@ -223,7 +223,12 @@ async function dispatch(
     let fault: FaultSpec | undefined;
     let reply: Reply | undefined;
     if ((FAULT_ROUTES as readonly string[]).includes(found.route.name)) {
-      fault = sb.faults.take(found.route.name);
+      const route = found.route.name;
+      // A fault that matches on the body reads it first (the handler then finds it read, with the same limit).
+      const text = sb.faults.wantsBody(route)
+        ? (await req.body(route === 'graphql' ? GRAPHQL_BODY_LIMIT : undefined)).toString('utf8')
+        : undefined;
+      fault = sb.faults.take(route, text);
       if (fault) {
         sb.stats.faults++;
         if (fault.reset) return void raw.socket.destroy();

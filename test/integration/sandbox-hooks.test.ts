@@ -82,6 +82,13 @@ describe('faults hook', () => {
     expect((await late).status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect((await sb.hook('stats')).body.graphql.mutationsByPerson.admin).toBe(2);
+    // match: only writes meet the fault; the query in between passes by without using it up.
+    await sb.hook('faults', { route: 'graphql', status: 503, match: 'mutation', after: 1 });
+    expect((await set(6)).status).toBe(200);
+    expect(await value()).toBe(6);
+    expect((await set(7)).status).toBe(503);
+    expect(await value()).toBe(6);
+    expect((await set(8)).status).toBe(200);
   });
 
   it.each([
