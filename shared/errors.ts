@@ -111,21 +111,32 @@ export const ERRORS = {
   import_failed: {
     title: 'Import failed',
     action:
-      'See the message; items with a result were applied or refused as listed, the others were not sent: post them again with new item keys.',
+      'See the message; each item’s result says what became of it — applied, refused, outcome unknown — and the skipped ones were not sent: post those again with new item keys.',
   },
   import_item_refused: {
     title: 'Item refused by the tenant',
-    action: 'The tenant refused this item (see its message): correct the item and post it again.',
+    action:
+      'The tenant refused this item before applying it (see its message): correct the item and post it again.',
   },
   outcome_unknown: {
     title: 'Outcome unknown',
     action:
-      'The host stopped while this item was being sent or about to be, so it may or may not have been applied; it is never sent again by itself: check it in the tenant and post it again if needed.',
+      'The item was sent (or about to be) and its answer was lost, so it may or may not have been applied; it is never sent again by itself. Check the record at the tenant, and post it again — with a new key — only if it did not apply.',
   },
   admin_wait_expired: {
     title: 'No admin signed in in time',
     action:
-      'An admin must sign in on the admin page (/api/manage) within IMPORTS_ADMIN_WAIT of the session being lost; post the items that were not applied again once one has.',
+      'The admin the import was accepted under must sign in on the admin page (/api/manage) within IMPORTS_ADMIN_WAIT of the session being lost; post the skipped items again once one has.',
+  },
+  tenant_wait_expired: {
+    title: 'The tenant stayed unavailable',
+    action:
+      'The tenant service (or its identity provider) did not answer for all of IMPORTS_ADMIN_WAIT; the items not sent are skipped: post them again once it answers.',
+  },
+  imports_disabled: {
+    title: 'Imports are off',
+    action:
+      'Name the mutations imports may run in a file set as IMPORT_OPERATIONS_FILE (docs/import.md; `tenant-integrations discover` proposes them); outside development nothing may write until then.',
   },
   unknown_operation: {
     title: 'Unknown operation',
@@ -152,7 +163,7 @@ export const ERRORS = {
   invalid_signature: {
     title: 'Invalid signature',
     action:
-      'Sign the request the Standard Webhooks way with the secret named by EXPORTS_REQUEST_SECRET_NAME.',
+      'Sign the request the Standard Webhooks way with the secret named by EXPORTS_REQUEST_SECRET_NAME (exports) or IMPORTS_REQUEST_SECRET_NAME (imports).',
   },
   idempotency_key_reused: {
     title: 'Idempotency-Key reused',
@@ -339,9 +350,32 @@ export class UpstreamError extends IntegrationError {
     code: 'upstream_unavailable' | 'upstream_malformed' | 'upstream_rejected' | 'upstream_timeout',
     readonly endpoint: string,
     message: string,
-    options: { status?: number; cause?: unknown; upstreamStatus?: number } = {},
+    options: { status?: number; cause?: unknown; upstreamStatus?: number; unsent?: boolean } = {},
   ) {
     super(code, `${endpoint}: ${message}`, { status: options.status ?? 502, cause: options.cause });
+    this.upstreamStatus = options.upstreamStatus;
+    this.unsent = options.unsent ?? false;
+  }
+  readonly upstreamStatus?: number;
+  /**
+   * The tenant cannot have acted on the request: every attempt was refused before it was handled (no connection,
+   * 429, 503, 401). A write that failed so may be sent again later; any other failed write is `OutcomeUnknown`.
+   */
+  readonly unsent: boolean;
+}
+
+/**
+ * A write (a GraphQL mutation) whose answer was lost after the request may have reached the tenant — a reset, a
+ * timeout, a 5xx other than 503, an answer that is not GraphQL: it may or may not have been applied, and it is
+ * never sent again by itself.
+ */
+export class OutcomeUnknown extends IntegrationError {
+  constructor(
+    readonly endpoint: string,
+    message: string,
+    options: { cause?: unknown; upstreamStatus?: number } = {},
+  ) {
+    super('outcome_unknown', `${endpoint}: ${message}`, { status: 502, cause: options.cause });
     this.upstreamStatus = options.upstreamStatus;
   }
   readonly upstreamStatus?: number;

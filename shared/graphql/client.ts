@@ -1,10 +1,17 @@
 import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
-import { GraphqlErrors, IntegrationError, RequestRefused, UpstreamError } from '../errors';
+import {
+  GraphqlErrors,
+  IntegrationError,
+  LoginRequired,
+  OutcomeUnknown,
+  RequestRefused,
+  UpstreamError,
+} from '../errors';
 import { silentLogger, type Logger } from '../log';
 import { ClientError, GraphQLClient } from 'graphql-request';
-import { fetchPost, nodePost, type PostText } from '../net/http';
+import { fetchPost, neverSent, nodePost, type PostText } from '../net/http';
 import { DEFAULT_RETRY, isTransientStatus, withRetries, type RetryPolicy } from '../net/retry';
 import { inSpan, setFields, SpanKind } from '../telemetry';
 import type { Span } from '@opentelemetry/api';
@@ -136,19 +143,28 @@ export class TenantGraphqlClient {
     return inSpan(
       'graphql',
       { operation },
-      (span) => this.attempts<T>(document, operation, name, options, span),
+      (span) => this.attempts<T>(document, { operation, name, isMutation }, options, span),
       { kind: SpanKind.CLIENT },
     );
   }
 
   private attempts<T>(
     document: string,
-    operation: string,
-    name: string | undefined,
+    { operation, name, isMutation }: Analysed,
     options: RequestOptions<T>,
     span: Span,
   ): Promise<T> {
     let refreshedAfter401 = false;
+    // A mutation is sent again only where the tenant cannot have acted on it (docs/service-rules.md#writes); any
+    // other failure after it may have arrived leaves its outcome unknown, said so and never re-sent.
+    const unknown = (what: string, upstreamStatus: number, cause?: unknown) => {
+      this.logger.log('warn', 'graphql write outcome unknown', { operation, status: upstreamStatus });
+      return new OutcomeUnknown(
+        this.endpoint,
+        `${operation} may or may not have been applied (${what}); it is not sent again`,
+        { upstreamStatus, cause },
+      );
+    };
     const failed = (attempt: number, status: number, started: number) =>
       this.logger.log('warn', 'graphql request failed', {
         operation,
@@ -160,7 +176,7 @@ export class TenantGraphqlClient {
       async (attempt) => {
         // At most twice round: once more with a fresh token after a 401.
         for (;;) {
-          const token = await this.tokens.getToken({ abortSignal: options.abortSignal });
+          const token = await this.token(operation, isMutation, options.abortSignal);
           const started = Date.now();
           let res: Answer;
           try {
@@ -172,8 +188,19 @@ export class TenantGraphqlClient {
             });
           } catch (err) {
             if (options.abortSignal?.aborted) throw options.abortSignal.reason;
-            if (err instanceof IntegrationError && err.code === 'response_too_large')
-              throw new UpstreamError('upstream_malformed', this.endpoint, `${operation}: ${err.message}`);
+            const tooLarge = err instanceof IntegrationError && err.code === 'response_too_large';
+            if (isMutation && !neverSent(err))
+              throw unknown(
+                tooLarge ? 'its answer was too large' : 'no answer: connection lost or timed out',
+                0,
+                err,
+              );
+            if (tooLarge)
+              throw new UpstreamError(
+                'upstream_malformed',
+                this.endpoint,
+                `${operation}: ${(err as Error).message}`,
+              );
             failed(attempt, 0, started); // network error or timeout: transient
             return { transient: { status: 0, cause: err } };
           }
@@ -195,7 +222,7 @@ export class TenantGraphqlClient {
               'upstream_rejected',
               this.endpoint,
               `${operation} unauthorised even with a fresh token`,
-              { upstreamStatus: status },
+              { upstreamStatus: status, unsent: true },
             );
           if (status >= 200 && status < 300) {
             this.logger.log('debug', 'graphql', {
@@ -204,6 +231,7 @@ export class TenantGraphqlClient {
               status,
               durationMs: Date.now() - started,
             });
+            if (!body && isMutation) throw unknown(`HTTP ${status} without a GraphQL result`, status);
             if (!body)
               throw new UpstreamError(
                 'upstream_malformed',
@@ -223,6 +251,9 @@ export class TenantGraphqlClient {
               },
             );
           }
+          // 429 and 503 refuse a request before it is handled — unless the answer carries data, which says it ran.
+          if (isMutation && ((status !== 429 && status !== 503) || body?.data != null))
+            throw unknown(`HTTP ${status}`, status);
           failed(attempt, status, started);
           return { transient: { status, retryAfter: res.retryAfter } };
         }
@@ -237,10 +268,30 @@ export class TenantGraphqlClient {
             status ? 'upstream_unavailable' : 'upstream_timeout',
             this.endpoint,
             `${operation} failed after ${attempts} attempts (${status ? `HTTP ${status}` : 'network error or timeout'})`,
-            { status: 503, upstreamStatus: status, cause },
+            // A mutation gets here only where no attempt can have been acted on.
+            { status: 503, upstreamStatus: status, cause, unsent: isMutation },
           ),
       },
     );
+  }
+
+  /**
+   * A token for one attempt. For a mutation, failing to get one (the identity provider or the secret store
+   * unavailable) means nothing was sent: said so (`unsent`), so the write may wait and be sent later. A lost session
+   * (`LoginRequired`) stays what it is.
+   */
+  private async token(operation: string, isMutation: boolean, abortSignal?: AbortSignal): Promise<string> {
+    try {
+      return await this.tokens.getToken({ abortSignal });
+    } catch (err) {
+      if (!isMutation || abortSignal?.aborted || err instanceof LoginRequired) throw err;
+      throw new UpstreamError(
+        'upstream_unavailable',
+        this.endpoint,
+        `${operation} not sent: no access token (${err instanceof Error ? err.message : String(err)})`,
+        { status: 503, cause: err, unsent: true },
+      );
+    }
   }
 
   /**

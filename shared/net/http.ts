@@ -75,6 +75,31 @@ function targetOf(url: string): Target {
   return target;
 }
 
+/*
+ * Whether a failed request can have reached the server: a write may be sent again only where it cannot (docs/import.md,
+ * "What 'exactly once' means here"). A connection that was never made — refused, no such host, a timeout while
+ * connecting — carried no byte of the request; anything later (a reset, a timeout while waiting, an answer cut off) may
+ * have been acted on.
+ */
+const unsent = new WeakSet<object>();
+/** Error codes of a connection that was never made (Node's, and undici's under `fetch`). */
+const NEVER_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** True when `err` failed a request before any of it could reach the server (nothing written to a connection). */
+export const neverSent = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && unsent.has(err);
+
+function markUnsent(err: unknown): void {
+  if (typeof err === 'object' && err !== null) unsent.add(err);
+}
+
 /**
  * POST over node:http(s) with kept-alive connections. Measured against `fetch` (bench/sync's raw loop,
  * 100 k records): a third of the CPU and half the peak RSS, because fetch builds web streams per request.
@@ -88,6 +113,8 @@ export const nodePost: PostText = (url, body, options) =>
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES;
     let res: IncomingMessage | undefined;
     let timer: NodeJS.Timeout | undefined;
+    // Set once a connection exists to write the request on: a pooled one at once, a new one when it connects.
+    let connected = false;
     const req = (secure ? httpsRequest : httpRequest)(
       {
         ...target.options,
@@ -130,6 +157,8 @@ export const nodePost: PostText = (url, body, options) =>
     }
     function fail(err: Error) {
       done();
+      // The caller's own abort reason is not ours to mark: it may be shared with requests that were sent.
+      if (!connected && !options.abortSignal?.aborted) markUnsent(err);
       reject(err);
     }
     function stop(reason: Error) {
@@ -144,6 +173,10 @@ export const nodePost: PostText = (url, body, options) =>
       timer = setTimeout(() => stop(timeoutError()), options.timeoutMs);
       timer.unref();
     }
+    req.on('socket', (socket) => {
+      if (socket.connecting) socket.once('connect', () => (connected = true));
+      else connected = true;
+    });
     req.on('error', fail);
     req.end(body);
   });
@@ -157,7 +190,14 @@ export const fetchPost =
     const signal =
       timeout && abortSignal ? AbortSignal.any([abortSignal, timeout]) : (timeout ?? abortSignal);
     // A request carrying the bearer token follows no redirect, as node:http's does not: a 3xx is the answer.
-    const res = await f(url, { method: 'POST', headers: options.headers, body, signal, redirect: 'manual' });
+    let res: Response;
+    try {
+      res = await f(url, { method: 'POST', headers: options.headers, body, signal, redirect: 'manual' });
+    } catch (err) {
+      const code = ((err as { cause?: { code?: unknown } }).cause ?? {}).code;
+      if (typeof code === 'string' && NEVER_CONNECTED.has(code)) markUnsent(err);
+      throw err;
+    }
     const text = await res.text();
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_ANSWER_BYTES;
     if (Buffer.byteLength(text) > maxBytes)

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import { fetchPost, nodePost } from '../../shared/net/http';
+import { OutcomeUnknown, UpstreamError } from '../../shared/errors';
+import { TenantGraphqlClient } from '../../shared/graphql/client';
+import { fetchPost, neverSent, nodePost } from '../../shared/net/http';
 import { failure } from '../helpers/failure';
 
 /** The GraphQL client's transport against a local server that answers as each test says. */
@@ -188,5 +190,125 @@ describe('fetchPost (a fetch given to the client)', () => {
         ),
       ),
     ).toMatch(/mine/);
+  });
+});
+
+/** An address nothing listens on: connections to it are refused. */
+const closedPort = async () => {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return `http://127.0.0.1:${port}/graphql`;
+};
+
+/*
+ * Whether a failed request can have reached the server: a write is sent again only where it cannot
+ * (docs/service-rules.md#writes). Proven against real sockets: a closed port, a server that resets after reading.
+ */
+describe('what a failed request can have done', () => {
+  it.each([
+    ['nodePost', nodePost],
+    ['fetchPost', fetchPost(fetch)],
+  ])(
+    '%s: a refused connection carried nothing; a reset after the request was read may have',
+    async (_, post) => {
+      const refused = await failure(post(await closedPort(), '{}', {}));
+      expect(neverSent(refused)).toBe(true);
+      let read = 0;
+      handle = (req) => {
+        read++;
+        req.socket.destroy(); // the request arrived whole; the answer never comes
+      };
+      const reset = await failure(post(url, '{"mutation":1}', {}));
+      expect(read).toBe(1);
+      expect(neverSent(reset)).toBe(false);
+    },
+  );
+
+  it('a timeout while the server holds the request may have acted; the caller’s own abort is not marked', async () => {
+    handle = () => undefined; // never answers
+    const timedOut = await failure(nodePost(url, '{}', { timeoutMs: 100 }));
+    expect(timedOut).toMatchObject({ name: 'TimeoutError' });
+    expect(neverSent(timedOut)).toBe(false);
+    const reason = new Error('the caller stopped');
+    expect(
+      neverSent(
+        await failure(nodePost(await closedPort(), '{}', { abortSignal: AbortSignal.abort(reason) })),
+      ),
+    ).toBe(false);
+    for (const socket of connections) (socket as { destroy(): void }).destroy();
+  });
+});
+
+describe('the GraphQL client: a mutation is sent again only where the tenant cannot have acted on it', () => {
+  const tokens = { kind: 'delegated' as const, getToken: async () => 't', invalidate: () => undefined };
+  const retry = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
+  const MUTATION = 'mutation Set($v: Int) { set(v: $v) { id } }';
+
+  it('a reset after the request was read: OutcomeUnknown after one attempt; the same for a query is retried', async () => {
+    let requests = 0;
+    handle = (req) => {
+      requests++;
+      req.socket.destroy();
+    };
+    const client = new TenantGraphqlClient(url, tokens, { retry });
+    const err = await failure(client.request(MUTATION, { variables: { v: 1 } }));
+    expect(err).toBeInstanceOf(OutcomeUnknown);
+    expect(err).toMatchObject({ code: 'outcome_unknown' });
+    expect(requests).toBe(1);
+    requests = 0;
+    await failure(client.request('query Q { x }'));
+    expect(requests).toBe(4);
+  });
+
+  it.each([
+    [502, 1, 'outcome_unknown'],
+    [500, 1, 'outcome_unknown'],
+    [504, 1, 'outcome_unknown'],
+    [503, 4, 'upstream_unavailable'],
+    [429, 4, 'upstream_unavailable'],
+  ])('HTTP %i: %i attempt(s), then %s', async (status, attempts, code) => {
+    let requests = 0;
+    handle = (_req, _body, res) => {
+      requests++;
+      res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(JSON.stringify({ errors: [{ message: 'busy' }] }));
+    };
+    const err = await failure(new TenantGraphqlClient(url, tokens, { retry }).request(MUTATION));
+    expect(err).toMatchObject({ code });
+    expect(requests).toBe(attempts);
+    // Where every attempt was refused before it was handled, the write may wait and go later.
+    if (code === 'upstream_unavailable') expect((err as UpstreamError).unsent).toBe(true);
+  });
+
+  it('a 503 whose body carries data ran: unknown, not retried; a 200 that is not GraphQL: unknown', async () => {
+    let requests = 0;
+    handle = (_req, _body, res) => {
+      requests++;
+      res.writeHead(requests === 1 ? 503 : 200, { 'content-type': 'application/json' });
+      res.end(requests === 1 ? JSON.stringify({ data: { set: { id: 1 } } }) : '<html>proxy</html>');
+    };
+    const client = new TenantGraphqlClient(url, tokens, { retry });
+    expect(await failure(client.request(MUTATION))).toBeInstanceOf(OutcomeUnknown);
+    expect(await failure(client.request(MUTATION))).toBeInstanceOf(OutcomeUnknown);
+    expect(requests).toBe(2);
+  });
+
+  it('a refused connection each time: every attempt made, the write said unsent; no token: unsent too', async () => {
+    const err = await failure(
+      new TenantGraphqlClient(await closedPort(), tokens, { retry }).request(MUTATION),
+    );
+    // The client's code for "no answer" (network error or timeout), marked as never sent.
+    expect(err).toMatchObject({ code: 'upstream_timeout', unsent: true });
+    const noToken = {
+      ...tokens,
+      getToken: async () => {
+        throw new UpstreamError('upstream_unavailable', 'https://idp.example/token', 'refresh failed');
+      },
+    };
+    const again = await failure(new TenantGraphqlClient(url, noToken, { retry }).request(MUTATION));
+    expect(again).toMatchObject({ code: 'upstream_unavailable', unsent: true });
+    expect(String(again)).toMatch(/not sent: no access token/);
   });
 });
