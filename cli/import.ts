@@ -12,10 +12,11 @@ import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
 
 const WIDTH = 24;
+const MARKS = { applied: '✔', pending: '·', failed: '✘', outcome_unknown: '?', skipped: '–' } as const;
 
 function bar(done: number, total: number, c: Counts): string {
   const ratio = total ? done / total : 1;
-  return `[${'█'.repeat(Math.round(ratio * WIDTH)).padEnd(WIDTH, '░')}] ${done}/${total} · ${c.applied} applied · ${c.failed} failed`;
+  return `[${'█'.repeat(Math.round(ratio * WIDTH)).padEnd(WIDTH, '░')}] ${done}/${total} · ${c.applied} applied · ${c.failed} failed${c.outcome_unknown ? ` · ${c.outcome_unknown} unknown` : ''}`;
 }
 
 /** `tenant-integrations import`: the import's own checks and ledger, in this process, with the stored session. */
@@ -60,7 +61,10 @@ export async function importCommand(args: string[]): Promise<number> {
         'admin_login_required',
         `imports run with an admin's session and ${session ? 'the stored one needs a new sign-in' : 'none is stored'}: run \`tenant-integrations login\` first`,
       );
-    const operations = await loadOperations(config.imports.operationsFile);
+    // The sandbox's built-in operations where the tenant is the local sandbox, or in development.
+    const operations = await loadOperations(config.imports.operationsFile, {
+      builtIns: config.development || target.source !== 'configured',
+    });
     const schema = await introspect(access.graphql).catch((err: unknown) => {
       if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
       throw err;
@@ -92,20 +96,34 @@ export async function importCommand(args: string[]): Promise<number> {
     const results = await itemResults(store, id, batch);
     if (values.json)
       process.stdout.write(
-        `${JSON.stringify({ operation: operation.name, counts: result.counts, results, ...(result.sessionLost ? { sessionLost: result.sessionLost } : {}) })}\n`,
+        `${JSON.stringify({
+          operation: operation.name,
+          counts: result.counts,
+          results,
+          ...(result.sessionLost ? { sessionLost: result.sessionLost } : {}),
+          ...(result.tenantUnavailable ? { tenantUnavailable: result.tenantUnavailable } : {}),
+        })}\n`,
       );
     else
       for (const r of results)
-        process.stdout.write(
-          `${r.state === 'applied' ? '✔' : r.state === 'pending' ? '·' : '✘'} ${r.key} ${r.state}${r.message ? `: ${r.message}` : ''}\n`,
-        );
+        process.stdout.write(`${MARKS[r.state]} ${r.key} ${r.state}${r.message ? `: ${r.message}` : ''}\n`);
     if (result.sessionLost) {
       process.stderr.write(
         `the admin session was lost (${result.sessionLost}): ${result.counts.pending} items not sent; run \`tenant-integrations login\`, then import those again\n`,
       );
       return 1;
     }
-    return result.counts.failed ? 1 : 0;
+    if (result.tenantUnavailable) {
+      process.stderr.write(
+        `the tenant was unavailable (${result.tenantUnavailable}): ${result.counts.pending} items not sent; import those again later\n`,
+      );
+      return 1;
+    }
+    if (result.counts.outcome_unknown)
+      process.stderr.write(
+        `${result.counts.outcome_unknown} items were sent and their answer lost: they may or may not have been applied, and were not sent again; check them at the tenant (docs/import.md)\n`,
+      );
+    return result.counts.failed || result.counts.outcome_unknown ? 1 : 0;
   } finally {
     await target.close();
   }

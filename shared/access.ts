@@ -1,7 +1,7 @@
 import type { TokenCredential } from '@azure/identity';
 import type { Agent } from 'node:https';
 import { ClientCredentialsProvider, type ClientCredentialsOptions } from './auth/client-credentials';
-import { DelegatedSession } from './auth/delegated-session';
+import { asPerson, DelegatedSession } from './auth/delegated-session';
 import { tenantEndpoints } from './auth/endpoints';
 import { systemClock, type Clock } from './clock';
 import type { AppConfig, TenantSettings } from './config';
@@ -42,6 +42,8 @@ export interface AccessLayer {
   delegated: DelegatedSession;
   /** GraphQL acting as the logged-in admin: the only client that may run mutations. */
   delegatedGraphql: TenantGraphqlClient;
+  /** GraphQL with the delegated session only while it is `person`'s (an import's admin). */
+  delegatedGraphqlAs(person: string): TenantGraphqlClient;
 }
 
 function metadataStore(config: AppConfig, deps: AccessDeps): SessionMetadataStore {
@@ -90,6 +92,7 @@ export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): Acc
     graphql: new TenantGraphqlClient(endpoint, m2m, gql),
     delegated,
     delegatedGraphql: new TenantGraphqlClient(endpoint, delegated, gql),
+    delegatedGraphqlAs: (person) => new TenantGraphqlClient(endpoint, asPerson(delegated, person), gql),
   };
 }
 

@@ -99,9 +99,15 @@ export function appContext(): App {
               { runId: input.id, tenant: input.tenant, count: input.total },
               () => {
                 const { importSummary } = require('./runs/summary') as typeof import('./runs/summary');
-                return self
-                  .runs()
-                  .save(importSummary(input, { applied: 0, failed: 0, skipped: 0, pending: input.total }));
+                return self.runs().save(
+                  importSummary(input, {
+                    applied: 0,
+                    failed: 0,
+                    outcome_unknown: 0,
+                    skipped: 0,
+                    pending: input.total,
+                  }),
+                );
               },
             ),
         });

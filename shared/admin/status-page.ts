@@ -204,17 +204,22 @@ function importNotes(r: RunSummary): string {
   const i = r.import;
   if (!i) return '';
   const waiting = i.waitingForAdmin
-    ? `<p class="error" role="note"><strong>Waiting for an admin</strong> since ${esc(when(i.waitingForAdmin.since))}: ${esc(i.waitingForAdmin.reason)}. Sign in again on the admin page; the import resumes within a minute.</p>`
+    ? `<p class="error" role="note"><strong>Waiting for an admin</strong>${i.person ? ` (${esc(i.person)})` : ''} since ${esc(when(i.waitingForAdmin.since))}: ${esc(i.waitingForAdmin.reason)}. ${i.person ? `${esc(i.person)} must sign in` : 'Sign in'} again on the admin page; the import resumes within a minute.</p>`
+    : i.waitingForTenant
+      ? `<p class="error" role="note"><strong>Waiting for the tenant</strong> since ${esc(when(i.waitingForTenant.since))}: ${esc(i.waitingForTenant.reason)}. The items not sent are sent when it answers again.</p>`
+      : '';
+  const unknown = i.outcome_unknown
+    ? `, <strong>${i.outcome_unknown} of unknown outcome</strong> (sent, answer lost: check them at the tenant)`
     : '';
   const failures = i.failures.length
-    ? `<table><caption>Items that failed (first ${i.failures.length})</caption><thead><tr><th scope="col">key</th><th scope="col">code</th><th scope="col">the tenant's message</th></tr></thead><tbody>${i.failures
+    ? `<table><caption>Items that failed or whose outcome is unknown (first ${i.failures.length})</caption><thead><tr><th scope="col">key</th><th scope="col">code</th><th scope="col">the tenant's message</th></tr></thead><tbody>${i.failures
         .map(
           (f) =>
             `<tr><th scope="row">${esc(f.key)}</th><td>${esc(f.code ?? '')}</td><td>${esc(f.message)}</td></tr>`,
         )
         .join('')}</tbody></table>`
     : '';
-  return `<p>Operation <strong>${esc(i.operation)}</strong>: ${i.applied} of ${i.total} items applied, ${i.failed} failed, ${i.skipped} skipped, ${i.pending} pending.</p>${waiting}${failures}`;
+  return `<p>Operation <strong>${esc(i.operation)}</strong>: ${i.applied} of ${i.total} items applied, ${i.failed} failed${unknown}, ${i.skipped} skipped, ${i.pending} pending.</p>${waiting}${failures}`;
 }
 
 function detail(r: RunSummary) {
@@ -222,7 +227,7 @@ function detail(r: RunSummary) {
     const error = r.error
       ? `<p class="error" role="note"><strong>${esc(r.error.code)}</strong>: ${esc(r.error.message)}</p>${r.error.action ? `<p><strong>What fixes it:</strong> ${esc(r.error.action)}</p>` : ''}`
       : '';
-    return `<details class="run-detail" data-run="${esc(r.id)}"${r.import?.waitingForAdmin ? ' open' : ''}><summary>Details of import ${esc(r.id)}</summary>
+    return `<details class="run-detail" data-run="${esc(r.id)}"${r.import?.waitingForAdmin || r.import?.waitingForTenant ? ' open' : ''}><summary>Details of import ${esc(r.id)}</summary>
 ${error}${importNotes(r)}
 </details>`;
   }

@@ -95,10 +95,18 @@ export async function statusView(app: App, adminHref: string): Promise<StatusVie
             {
               name: 'Import',
               state: 'fail' as const,
-              detail: `import ${lastImport.id} waits for an admin to sign in again (the admin page); it resumes within a minute of one`,
+              detail: `import ${lastImport.id} waits for ${lastImport.import.person ?? 'an admin'} to sign in again (the admin page); it resumes within a minute of that`,
             },
           ]
-        : [lastRunPart('Last import', lastImport, 'no import yet')]),
+        : lastImport?.import?.waitingForTenant && lastImport.outcome === 'running'
+          ? [
+              {
+                name: 'Import',
+                state: 'warn' as const,
+                detail: `import ${lastImport.id} waits for the tenant to answer again (${lastImport.import.waitingForTenant.reason}); its items not sent go then`,
+              },
+            ]
+          : [lastRunPart('Last import', lastImport, 'no import yet')]),
       {
         name: 'Secret store',
         state: 'ok',

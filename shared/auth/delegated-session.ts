@@ -6,6 +6,7 @@ import { DEFAULT_RETRY, withRetries, type RetryPolicy } from '../net/retry';
 import type { SecretStore } from '../secrets/types';
 import type { SessionMetadata, SessionMetadataStore } from '../state/session-metadata';
 import { abortable, type AccessToken } from './client-credentials';
+import type { TokenSource } from '../graphql/client';
 import { inSpan, SpanKind } from '../telemetry';
 import { PORTAL_CLIENT_ID, tenantEndpoints } from './endpoints';
 import {
@@ -179,6 +180,27 @@ export class DelegatedSession {
     });
     return new LoginRequired(reason, { cause });
   }
+}
+
+/**
+ * The session's tokens only while they act as `person` (the admin an import was accepted under): a session someone
+ * else signed in with since is refused before anything is sent, as a lost session is — the caller waits for `person`.
+ */
+export function asPerson(session: TokenSource, person: string): TokenSource {
+  let last: { token: string; username?: string } | undefined;
+  return {
+    kind: 'delegated',
+    async getToken(options) {
+      const token = await session.getToken(options);
+      if (last?.token !== token) last = { token, username: safeClaims(token).username };
+      if (last.username !== person)
+        throw new LoginRequired(
+          `the session is ${last.username ?? 'someone else'}'s; this was accepted under ${person}, who must sign in`,
+        );
+      return token;
+    },
+    invalidate: (token) => session.invalidate(token),
+  };
 }
 
 /** Who the token names, for display only (not a trust decision: the IdP already issued it). */

@@ -239,7 +239,23 @@ export const settingsSchema = z
     IMPORT_OPERATIONS_FILE: optional(z.string().min(1)).meta({
       description:
         'JSON file of the mutations `POST /api/imports` may run (`{ "operations": { "name": "mutation …" } }`); nothing else can be run.',
-      default: 'unset: the sandbox’s `updateKpi` and `updateControl`',
+      default: 'unset: imports are off (in development: the sandbox’s `updateKpi` and `updateControl`)',
+      usedBy: 'import',
+      group: 'import',
+    }),
+    IMPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
+      description:
+        'When set, `POST /api/imports` also needs a Standard Webhooks signature made with this secret (as exports with `EXPORTS_REQUEST_SECRET_NAME`).',
+      default: 'unset',
+      usedBy: 'import',
+      group: 'secret-name',
+    }),
+    IMPORTS_RETENTION_DAYS: optional(
+      z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
+    ).meta({
+      description:
+        'How many days an import’s items and per-item results are kept (Blob Storage deletes the items by a lifecycle rule, the app the results); its run summary follows `RUN_HISTORY_DAYS`.',
+      default: '`30`',
       usedBy: 'import',
       group: 'import',
     }),
@@ -253,7 +269,7 @@ export const settingsSchema = z
     }),
     IMPORTS_ADMIN_WAIT: optional(durationSetting(60_000, '1m')).meta({
       description:
-        'How long an import whose admin session was lost waits (`waiting_for_admin`) for an admin to sign in again before it fails.',
+        'How long an import waits — for its admin to sign in again after the session was lost (`waiting_for_admin`), or for the tenant to answer again (`waiting_for_tenant`) — before it fails, the items not sent skipped.',
       default: '`P1D`',
       usedBy: 'import',
       group: 'import',
@@ -418,6 +434,14 @@ export const settingsSchema = z
     }),
   })
   .superRefine((s, ctx) => {
+    // An import's items must outlive its longest wait (and a day to apply them), or a waiting import loses them.
+    const retentionMs = (s.IMPORTS_RETENTION_DAYS ?? 30) * 86_400_000;
+    if (retentionMs < durationMs(s.IMPORTS_ADMIN_WAIT ?? 'P1D') + 86_400_000)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['IMPORTS_RETENTION_DAYS'],
+        message: 'must be at least a day longer than IMPORTS_ADMIN_WAIT (a waiting import needs its items)',
+      });
     if (s.SYNC_SINKS)
       for (const message of parseSinks(s.SYNC_SINKS, {
         downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
@@ -497,8 +521,14 @@ export interface AppConfig {
   /** Exports running at once for the tenant; more get 429. */
   exportsMaxConcurrent: number;
   exportsRequestSecretName?: string;
-  /** IMPORT_OPERATIONS_FILE, IMPORTS_MAX_ITEMS, IMPORTS_ADMIN_WAIT. */
-  imports: { operationsFile?: string; maxItems: number; adminWaitMs: number };
+  /** IMPORT_OPERATIONS_FILE, IMPORTS_MAX_ITEMS, IMPORTS_ADMIN_WAIT, IMPORTS_REQUEST_SECRET_NAME, IMPORTS_RETENTION_DAYS. */
+  imports: {
+    operationsFile?: string;
+    maxItems: number;
+    adminWaitMs: number;
+    requestSecretName?: string;
+    retentionDays: number;
+  };
   /** SYNC_FORMAT. */
   syncFormat: SyncFormat;
   /** SYNC_REJECTED_RECORDS: what a sink does with a record it cannot store. */
@@ -579,6 +609,8 @@ export function loadConfig(
         s.IMPORT_OPERATIONS_FILE && resolve(options.cwd ?? process.cwd(), s.IMPORT_OPERATIONS_FILE),
       maxItems: s.IMPORTS_MAX_ITEMS ?? 1000,
       adminWaitMs: durationMs(s.IMPORTS_ADMIN_WAIT ?? 'P1D'),
+      requestSecretName: s.IMPORTS_REQUEST_SECRET_NAME,
+      retentionDays: s.IMPORTS_RETENTION_DAYS ?? 30,
     },
     postgres:
       s.POSTGRES_URL || s.POSTGRES_HOST

@@ -209,7 +209,21 @@ const delegatedSession: CheckRun = async ({ access, embeddedSandbox }) => {
  */
 const importOperations: CheckRun = async ({ config, access, embeddedSandbox }, signal) => {
   const { loadOperations, schemaProblems } = await import('../imports/operations');
-  const operations = await loadOperations(config.imports.operationsFile);
+  let operations: Awaited<ReturnType<typeof loadOperations>>;
+  try {
+    operations = await loadOperations(config.imports.operationsFile, {
+      builtIns: config.development || Boolean(embeddedSandbox),
+    });
+  } catch (err) {
+    if (!(err instanceof IntegrationError) || err.code !== 'imports_disabled') throw err;
+    return {
+      state: 'warn',
+      found:
+        'imports are off: IMPORT_OPERATIONS_FILE is not set (the built-in operations are the sandbox’s, loaded only in development)',
+      action:
+        'To allow write-back, name the tenant’s mutations in a file set as IMPORT_OPERATIONS_FILE (docs/import.md; `tenant-integrations discover` proposes them).',
+    };
+  }
   const { introspect } = await import('../catalog/introspect');
   const schema = await introspect(access.graphql, { abortSignal: signal }).catch((err: unknown) => {
     if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;

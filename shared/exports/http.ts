@@ -1,7 +1,6 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { isRunning, readInstance } from '../durable';
 import {
   acceptedAnswer,
@@ -9,6 +8,7 @@ import {
   POLL_SECONDS,
   readJsonText,
   resourceUrl,
+  signatureProblem,
   stoppedEarly,
 } from '../net/accepted';
 import { problem } from '../errors';
@@ -65,19 +65,8 @@ export async function createExport(
   if ('refused' in read) return read.refused;
   const { text } = read;
   if (setup.requestSecret) {
-    try {
-      new Webhook(await setup.requestSecret()).verify(text, {
-        'webhook-id': request.headers.get('webhook-id') ?? '',
-        'webhook-timestamp': request.headers.get('webhook-timestamp') ?? '',
-        'webhook-signature': request.headers.get('webhook-signature') ?? '',
-      });
-    } catch (err) {
-      return problem(
-        401,
-        'invalid_signature',
-        `the Standard Webhooks signature does not verify: ${(err as Error).message}`,
-      );
-    }
+    const refused = signatureProblem(request, text, await setup.requestSecret());
+    if (refused) return refused;
   }
   const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
   const knownStreams = (await setup.streams()).map((s) => s.name);

@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { bounded, GraphqlErrors, IntegrationError, LoginRequired } from '../errors';
+import {
+  bounded,
+  GraphqlErrors,
+  IntegrationError,
+  LoginRequired,
+  OutcomeUnknown,
+  RequestRefused,
+  UpstreamError,
+} from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { Logger } from '../log';
-import type { ImportBatch, ImportProgress, ImportStore, ItemOutcome, ItemState } from './store';
+import {
+  LedgerFenced,
+  type ImportBatch,
+  type ImportProgress,
+  type ImportStore,
+  type ItemOutcome,
+  type ItemState,
+} from './store';
 
 /** Items sent at once (each one mutation): what the tenant sees from one import. */
 export const IMPORT_CONCURRENCY = 4;
@@ -12,22 +27,29 @@ export const IMPORT_CONCURRENCY = 4;
  */
 export const WINDOW_ITEMS = 150;
 
-export interface Counts {
-  applied: number;
-  failed: number;
-  skipped: number;
-  pending: number;
-}
+/** Items per state (ITEM_STATES). */
+export type Counts = Record<ItemState, number>;
 
 export interface ApplyResult {
   counts: Counts;
-  /** The delegated session was lost (refresh refused, no session): why. Items not sent stay pending. */
+  /** The delegated session was lost (refresh refused, no session, another person's): why. Items not sent stay pending. */
   sessionLost?: string;
+  /**
+   * The tenant or its identity provider was unavailable for longer than one burst of retries (429, 503, no
+   * connection, the session's refresh failing): why. Nothing was sent that could have been applied; the items not
+   * sent stay pending and the import waits for the tenant.
+   */
+  tenantUnavailable?: string;
+  /**
+   * Another run of the apply step for the same import committed first (an activity delivered twice): this one
+   * stopped sending; the counts are the ledger's as this run last read it.
+   */
+  superseded?: boolean;
 }
 
 /** Counts of `total` items from those with a state (outcomes, or results where `pending` is said outright). */
 export function countsOf(total: number, items: Iterable<{ state: ItemState }>): Counts {
-  const c: Counts = { applied: 0, failed: 0, skipped: 0, pending: total };
+  const c: Counts = { applied: 0, failed: 0, outcome_unknown: 0, skipped: 0, pending: total };
   for (const { state } of items)
     if (state !== 'pending') {
       c[state]++;
@@ -39,27 +61,60 @@ export function countsOf(total: number, items: Iterable<{ state: ItemState }>): 
 const UNKNOWN_MESSAGE =
   'the host stopped while this item was being sent or about to be: it may or may not have been applied, and is not sent again';
 
+const unknownOutcome = (index: number, message: string): ItemOutcome => ({
+  index,
+  state: 'outcome_unknown',
+  code: 'outcome_unknown',
+  message: bounded(message, 500),
+});
+
 /** The items of a window left by a stopped host that have no outcome: they may have reached the tenant. */
 function stranded({ outcomes, window }: ImportProgress, total: number): ItemOutcome[] {
   const out: ItemOutcome[] = [];
   if (window)
     for (let i = window[0]; i < Math.min(window[1], total); i++)
-      if (!outcomes.has(i))
-        out.push({ index: i, state: 'failed', code: 'outcome_unknown', message: UNKNOWN_MESSAGE });
+      if (!outcomes.has(i)) out.push(unknownOutcome(i, UNKNOWN_MESSAGE));
   return out;
 }
 
-/** The tenant's own words for a refused item (its GraphQL errors' messages), else ours. */
-function refusal(index: number, err: unknown): ItemOutcome {
-  if (err instanceof GraphqlErrors)
+/** What sending one item came to: its outcome, or a pause where it was certainly not sent (it stays pending). */
+type Sent = { outcome: ItemOutcome } | { pause: 'admin' | 'tenant'; reason: string };
+
+/**
+ * An item's outcome from the error its mutation failed with — only what the answer proves: applied where the tenant's
+ * data says so, failed where it refused before running it, unknown where it may have run, and not sent at all where
+ * nothing can have reached it (the import pauses, the item stays pending).
+ */
+export function sentAs(index: number, err: unknown): Sent {
+  if (err instanceof LoginRequired) return { pause: 'admin', reason: err.message };
+  if (err instanceof UpstreamError && err.unsent)
+    return err.code === 'upstream_rejected'
+      ? { pause: 'admin', reason: `the tenant refused the admin's token (${bounded(err.message, 300)})` }
+      : { pause: 'tenant', reason: bounded(err.message, 300) };
+  if (err instanceof OutcomeUnknown) return { outcome: unknownOutcome(index, err.message) };
+  if (err instanceof GraphqlErrors) {
+    // The tenant's own words. With data beside its errors the mutation ran: applied, the words kept — unless a
+    // root field is null, which may mean it failed part-way (or was refused): unknown. No data: refused.
+    const message = bounded(err.errors.map((e) => e.message).join('; '), 500);
+    const data = err.data;
+    if (data && typeof data === 'object') {
+      const roots = Object.values(data as Record<string, unknown>);
+      return roots.length && roots.every((v) => v !== null && v !== undefined)
+        ? { outcome: { index, state: 'applied', message } }
+        : { outcome: unknownOutcome(index, `the tenant answered with errors beside empty data: ${message}`) };
+    }
+    return { outcome: { index, state: 'failed', code: 'import_item_refused', message } };
+  }
+  // Refused before it ran: an HTTP 4xx without a GraphQL result, or a document this client will not send.
+  if (err instanceof UpstreamError && err.code === 'upstream_rejected')
     return {
-      index,
-      state: 'failed',
-      code: 'import_item_refused',
-      message: bounded(err.errors.map((e) => e.message).join('; '), 500),
+      outcome: { index, state: 'failed', code: 'import_item_refused', message: bounded(err.message, 500) },
     };
-  const code = err instanceof IntegrationError ? err.code : 'unexpected';
-  return { index, state: 'failed', code, message: bounded((err as Error).message, 500) };
+  if (err instanceof RequestRefused)
+    return { outcome: { index, state: 'failed', code: err.code, message: bounded(err.message, 500) } };
+  // Anything else came after the request may have reached the tenant.
+  const why = err instanceof IntegrationError ? `${err.code}: ${err.message}` : (err as Error).message;
+  return { outcome: unknownOutcome(index, `it may or may not have been applied (${why})`) };
 }
 
 /**
@@ -93,7 +148,9 @@ export async function applyBatch(
   // where reading the progress and then writing the window took two, before any item could be sent); any other
   // import reads what the ledger holds.
   const first: [number, number] = [0, Math.min(total, limit, bound)];
-  const fresh = first[1] > 0 && (await store.begin(id, first, randomUUID()));
+  // This run's name in the ledger: a commit another run made first (the same seq) fences this one off.
+  const attempt = randomUUID();
+  const fresh = first[1] > 0 && (await store.begin(id, first, attempt));
   const progress = fresh
     ? { outcomes: new Map<number, ItemOutcome>(), commits: 1 }
     : await store.progress(id);
@@ -103,7 +160,9 @@ export async function applyBatch(
   for (const o of carried) outcomes.set(o.index, o);
   const todo: number[] = [];
   for (let i = 0; i < total && todo.length < limit; i++) if (!outcomes.has(i)) todo.push(i);
-  let sessionLost: string | undefined;
+  let pause: { pause: 'admin' | 'tenant'; reason: string } | undefined;
+  // Another run of the apply step holds the import (it committed first): send nothing more.
+  let superseded = false;
   // Positions in `todo`: items below `reserved` are covered by a recorded window; `sent` is the next to send.
   let reserved = fresh ? first[1] : 0;
   if (fresh) options.onProgress?.(countsOf(total, []));
@@ -128,10 +187,12 @@ export async function applyBatch(
       const from = Math.min(sent, ...inFlight);
       const sentBefore = sent;
       try {
-        await store.commit(id, seq++, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
+        await store.commit(id, seq++, done, from < end ? [todo[from], todo[end - 1] + 1] : null, attempt);
       } catch (err) {
         carried = [...done, ...carried]; // written with the next attempt, never lost
-        throw err;
+        if (!(err instanceof LedgerFenced)) throw err;
+        superseded = true;
+        return;
       }
       reserved = end;
       margin = Math.min(widest, Math.max(concurrency, 2 * (sent - sentBefore) + concurrency));
@@ -141,7 +202,7 @@ export async function applyBatch(
       reserving = undefined;
     }));
   const lane = async () => {
-    while (sent < todo.length && !sessionLost) {
+    while (sent < todo.length && !pause && !superseded) {
       options.abortSignal?.throwIfAborted();
       if (sent >= reserved) {
         await reserve();
@@ -158,13 +219,11 @@ export async function applyBatch(
         });
         carried.push({ index, state: 'applied' });
       } catch (err) {
-        if (err instanceof LoginRequired) {
-          // Refused before the mutation ran (no token to send, or 401): not applied, sent again on resume.
-          sessionLost = err.message;
-          continue;
-        }
         if (options.abortSignal?.aborted) throw err;
-        carried.push(refusal(index, err));
+        const sentItem = sentAs(index, err);
+        // Certainly not sent (no token, 401, 429 or 503 past the retries): pending, sent again on resume.
+        if ('pause' in sentItem) pause ??= sentItem;
+        else carried.push(sentItem.outcome);
       } finally {
         inFlight.delete(position);
       }
@@ -173,16 +232,31 @@ export async function applyBatch(
   await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, lane));
   // A reservation still being written must land before the last write, which clears the window.
   while (reserving) await reserving;
-  for (const o of carried) outcomes.set(o.index, o);
-  await store.commit(id, seq, carried, null);
+  if (!superseded)
+    try {
+      await store.commit(id, seq, carried, null, attempt);
+      for (const o of carried) outcomes.set(o.index, o);
+    } catch (err) {
+      if (!(err instanceof LedgerFenced)) throw err;
+      superseded = true;
+    }
+  if (superseded) {
+    // What this run applied after its last commit is in a window the other run reads as unknown.
+    options.logger?.log('warn', 'import apply superseded by another run', { runId: id });
+    return { counts: countsOf(total, (await store.progress(id)).outcomes.values()), superseded: true };
+  }
   const counts = countsOf(total, outcomes.values());
-  options.logger?.log(sessionLost ? 'warn' : 'info', 'import items applied', {
+  options.logger?.log(pause ? 'warn' : 'info', 'import items applied', {
     runId: id,
     applied: counts.applied,
     failed: counts.failed,
+    outcomeUnknown: counts.outcome_unknown,
     pending: counts.pending,
   });
-  return { counts, ...(sessionLost ? { sessionLost } : {}) };
+  if (!pause) return { counts };
+  return pause.pause === 'admin'
+    ? { counts, sessionLost: pause.reason }
+    : { counts, tenantUnavailable: pause.reason };
 }
 
 /** Items never sent, once the import has ended without them: `skipped`, so every item has its outcome. */
@@ -202,6 +276,6 @@ export async function skipRest(
       rest.push(skipped);
       outcomes.set(i, skipped);
     }
-  await store.commit(id, progress.commits, rest, null);
+  await store.commit(id, progress.commits, rest, null, randomUUID());
   return countsOf(total, outcomes.values());
 }

@@ -8,9 +8,12 @@ import {
   POLL_SECONDS,
   readJsonText,
   resourceUrl,
+  signatureProblem,
   stoppedEarly,
 } from '../net/accepted';
-import { problem } from '../errors';
+import { IntegrationError, problem } from '../errors';
+import { boundsProblems, MAX_DEPTH, MAX_ITEM_BYTES } from './body-bounds';
+import type { ImportOperation } from './operations';
 import { callerScope, parseIdempotencyKey } from '../exports/request';
 import {
   IMPORT,
@@ -45,9 +48,12 @@ function accepted(request: HttpRequest, id: string, state: string, replayed = fa
 }
 
 /**
- * POST /api/imports: an admin's session must be there; the body is checked whole — operation on the allow-list,
- * unique keys, every item's variables — before anything is accepted; Idempotency-Key as the export webhook
- * honours it. Then the items are stored and the import orchestration starts: 202 with where to poll.
+ * POST /api/imports, its checks in order, each before any state: the body's size and type; imports switched on
+ * (IMPORT_OPERATIONS_FILE outside development); the signature where IMPORTS_REQUEST_SECRET_NAME asks for one; the
+ * body's bounds on its text (items, an item's size, nesting, variables) before anything parses it; then the body
+ * whole — operation on the allow-list, unique keys, every item's variables (400/422, whatever the session's state).
+ * An Idempotency-Key already used answers the import it named (before the session is looked at); only a new import
+ * needs a signed-in admin (409). Then the items are stored and the import orchestration starts: 202 with where to poll.
  */
 export async function createImport(
   request: HttpRequest,
@@ -57,18 +63,37 @@ export async function createImport(
   const read = await readJsonText(request, maxBodyBytes(setup.maxItems));
   if ('refused' in read) return read.refused;
   const { text } = read;
-  const session = await setup.session();
-  if (session?.state !== 'connected')
-    return problem(
-      409,
-      'admin_login_required',
-      `imports run with an admin's session and ${session ? `the last one needs a new sign-in (${session.reason ?? 'refresh refused'})` : 'no admin has signed in'}: sign in on the admin page (/api/manage) or with \`tenant-integrations login\`, then send the import again`,
-      { members: { adminPage: '/api/manage' } },
-    );
+  let operations: Map<string, ImportOperation>;
+  try {
+    operations = await setup.operations();
+  } catch (err) {
+    if (err instanceof IntegrationError && err.code === 'imports_disabled')
+      return problem(403, 'imports_disabled', err.message);
+    throw err;
+  }
+  if (setup.requestSecret) {
+    const refused = signatureProblem(request, text, await setup.requestSecret());
+    if (refused) return refused;
+  }
+  const mostDeclared = Math.max(0, ...[...operations.values()].map((o) => o.variables.length));
+  const tooBig = boundsProblems(text, {
+    maxItems: setup.maxItems,
+    maxItemBytes: MAX_ITEM_BYTES,
+    maxDepth: MAX_DEPTH,
+    maxKeptNames: mostDeclared,
+    declaredVariables: (name) => {
+      if (name === undefined) return undefined;
+      const operation = operations.get(name);
+      if (!operation) return { count: mostDeclared };
+      const names = new Set(operation.variables.map((v) => v.variable.name.value));
+      return { count: names.size, names };
+    },
+  });
+  if (tooBig.length)
+    return problem(400, 'invalid_request', tooBig.join('; '), { members: { problems: tooBig } });
   const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
   if (!key.ok)
     return problem(400, 'invalid_request', key.problems.join('; '), { members: { problems: key.problems } });
-  const operations = await setup.operations();
   const parsed = parseImportRequest(text, {
     operations,
     maxItems: setup.maxItems,
@@ -88,13 +113,12 @@ export async function createImport(
   const now = setup.clock.now();
   const id = randomUUID();
   const scope = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;
-  const bodyHash = importHash(body);
   if (key.value) {
     const answer = await claimOrReplay(
       setup.keys,
       scope,
       key.value,
-      { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
+      { exportId: id, bodyHash: importHash(body), createdAt: new Date(now).toISOString() },
       now,
       {
         noun: 'import',
@@ -106,6 +130,22 @@ export async function createImport(
     );
     if (answer !== 'claimed') return answer;
   }
+  const release = () =>
+    key.value ? setup.keys.releaseKey(scope, key.value).catch(() => undefined) : Promise.resolve();
+  const session = await setup.session().catch(async (err: unknown) => {
+    await release();
+    throw err;
+  });
+  if (session?.state !== 'connected') {
+    // Nothing was started: the key is free again for the same request once an admin has signed in.
+    await release();
+    return problem(
+      409,
+      'admin_login_required',
+      `imports run with an admin's session and ${session ? `the last one needs a new sign-in (${session.reason ?? 'refresh refused'})` : 'no admin has signed in'}: sign in on the admin page (/api/manage) or with \`tenant-integrations login\`, then send the import again`,
+      { members: { adminPage: '/api/manage' } },
+    );
+  }
   const input: ImportInput = {
     id,
     tenant: setup.tenant,
@@ -113,6 +153,8 @@ export async function createImport(
     total: body.items.length,
     requestedAt: new Date(now).toISOString(),
     adminWaitMs: setup.adminWaitMs,
+    // The admin it is accepted under: only that person's session applies it, now or after a wait.
+    person: session.username,
     ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
   };
   try {
@@ -123,7 +165,7 @@ export async function createImport(
     });
     await client.startNew(IMPORT.orchestrator, { instanceId: importInstanceId(id), input });
   } catch (err) {
-    if (key.value) await setup.keys.releaseKey(scope, key.value).catch(() => undefined);
+    await release();
     setup.logger.log('error', 'import could not start', { reason: (err as Error).message.split('\n')[0] });
     return problem(503, 'service_unavailable', 'the import could not be started; retry', {
       headers: { 'retry-after': '10' },

@@ -80,8 +80,23 @@ export function operationOf(name: string, document: string, description?: string
   };
 }
 
-/** The allow-list: the file's operations, or the built-in ones without a file. */
-export async function loadOperations(file?: string): Promise<Map<string, ImportOperation>> {
+/** Without IMPORT_OPERATIONS_FILE outside development: imports are off (nothing may write). */
+export const importsDisabled = () =>
+  new IntegrationError(
+    'imports_disabled',
+    'imports are off: no IMPORT_OPERATIONS_FILE names the mutations they may run (the sandbox’s built-in ones load only in development)',
+    { status: 403 },
+  );
+
+/**
+ * The allow-list: the file's operations; without a file, the sandbox's built-in ones where `builtIns` (development,
+ * or a command against the local sandbox) — else imports are off (`imports_disabled`).
+ */
+export async function loadOperations(
+  file: string | undefined,
+  options: { builtIns: boolean },
+): Promise<Map<string, ImportOperation>> {
+  if (!file && !options.builtIns) throw importsDisabled();
   if (!file)
     return new Map(
       Object.entries(BUILT_IN_OPERATIONS).map(([n, o]) => [n, operationOf(n, o.document, o.description)]),

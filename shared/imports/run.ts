@@ -5,7 +5,7 @@ import { SignedPoster } from '../net/webhook';
 import { importSummary } from '../runs/summary';
 import { endRunSpan } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
-import { importInputSchema, importStateSchema, type ImportState } from './orchestration';
+import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
 import type { ImportSetup } from './setup';
 import type { ImportBatch, ImportStore, ItemState } from './store';
 
@@ -19,17 +19,23 @@ export interface ItemResult {
   message?: string;
 }
 
-/** Every item's result, in the order posted: its key, its state, and for a failure the tenant's message. */
+/**
+ * Every item's result, in the order posted: its key, its state, and for a failure the tenant's message. Reads the
+ * keys and the ledger, never the items' variables (unless given the batch, as the CLI is).
+ */
 export async function itemResults(
   store: ImportStore,
   id: string,
   batch?: ImportBatch,
 ): Promise<ItemResult[]> {
-  const [b, { outcomes }] = await Promise.all([batch ?? store.batch(id), store.progress(id)]);
-  return b.items.map((item, i) => {
+  const [keys, { outcomes }] = await Promise.all([
+    batch ? batch.items.map((i) => i.key) : store.keys(id),
+    store.progress(id),
+  ]);
+  return keys.map((key, i) => {
     const o = outcomes.get(i);
     return {
-      key: item.key,
+      key,
       state: o?.state ?? 'pending',
       ...(o?.code ? { code: o.code } : {}),
       ...(o?.message ? { message: o.message } : {}),
@@ -45,9 +51,10 @@ export async function publicImport(setup: ImportSetup, state: ImportState) {
 
 const countsFrom = (results: ItemResult[]) => countsOf(results.length, results);
 
+/** Items that need someone's attention: refused, or of unknown outcome (first 20, in the order posted). */
 const failuresOf = (results: ItemResult[]) =>
   results
-    .filter((r) => r.state === 'failed')
+    .filter((r) => r.state === 'failed' || r.state === 'outcome_unknown')
     .slice(0, 20)
     .map((r) => ({ key: r.key, code: r.code, message: r.message ?? 'failed' }));
 
@@ -56,44 +63,58 @@ const failuresOf = (results: ItemResult[]) =>
  * outputs are stored in the durable history: ids, names and counts only — never an item, a token or a link.
  */
 
-const idInput = z.object({ id: z.string() });
+const idInput = z.object({ id: z.string(), person: z.string().optional() });
 
-/** A share of the import's items applied with the admin's session; the counts, and whether the session was lost. */
+/**
+ * A share of the import's items applied with the session of the admin it was accepted under (any admin's for imports
+ * accepted before that was recorded); the counts, and whether the session was lost or the tenant unavailable.
+ */
 export function importApplyActivity(app: App, raw: unknown): Promise<ApplyResult> {
-  const { id } = idInput.parse(raw);
+  const { id, person } = idInput.parse(raw);
   return app.traced('import apply', { runId: id }, async () => {
     const setup = app.imports();
+    const access = app.access();
     const batch = await setup.store.batch(id);
-    return applyBatch(id, batch, setup.store, app.access().delegatedGraphql, {
-      limit: ACTIVITY_ITEMS,
-      logger: app.logger,
-    });
+    return applyBatch(
+      id,
+      await setup.allowed(batch),
+      setup.store,
+      person ? access.delegatedGraphqlAs(person) : access.delegatedGraphql,
+      { limit: ACTIVITY_ITEMS, logger: app.logger },
+    );
   });
 }
 
-/** Whether an admin's session is there again (the waiting import's check). */
-export async function importSessionActivity(app: App, raw: unknown): Promise<boolean> {
-  idInput.parse(raw);
-  return (await app.imports().session())?.state === 'connected';
+/** Whether the import's admin is signed in again (the waiting import's check), and who is. */
+export async function importSessionActivity(app: App, raw: unknown): Promise<SessionCheck> {
+  const { person } = idInput.parse(raw);
+  const session = await app.imports().session();
+  const connected = session?.state === 'connected';
+  return {
+    ready: connected && (!person || session.username === person),
+    ...(connected ? { signedIn: session.username } : {}),
+  };
 }
 
 const inputOnly = z.object({ input: importInputSchema });
 
-/** The import now waits for an admin: the record the alert reads, and the run history says so. */
+/** The import now waits for an admin or for the tenant: the record the alert reads, and the run history says so. */
 export async function importWaitingActivity(app: App, raw: unknown): Promise<void> {
   const { input } = inputOnly.parse(raw);
+  const forTenant = input.waiting?.for === 'tenant';
   await app.traced('import waiting', { runId: input.id }, async () => {
-    // An alert rule in infra/ reads this record: its message and fields are part of the contract.
-    app.logger.log('warn', 'import waiting for admin', {
+    // An alert rule in infra/ reads the admin's record: its message and fields are part of the contract.
+    app.logger.log('warn', forTenant ? 'import waiting for tenant' : 'import waiting for admin', {
       runId: input.id,
       tenant: input.tenant,
-      code: 'admin_login_required',
+      code: forTenant ? 'upstream_unavailable' : 'admin_login_required',
     });
     const results = await itemResults(app.imports().store, input.id);
+    const waiting = input.waiting && { since: input.waiting.since, reason: input.waiting.reason };
     await app.runs().save(
       importSummary(input, countsFrom(results), {
         failures: failuresOf(results),
-        waitingForAdmin: input.waiting,
+        ...(forTenant ? { waitingForTenant: waiting } : { waitingForAdmin: waiting }),
       }),
     );
   });
@@ -124,6 +145,9 @@ export async function importFinishActivity(app: App, raw: unknown): Promise<Coun
       });
     else app.logger.log('info', 'import completed', { runId: input.id, applied: counts.applied });
     await app.runs().save(summary);
+    // Its items and ledger may go after IMPORTS_RETENTION_DAYS; older ended imports' go now.
+    await setup.store.end(input.id, finishedAt);
+    await setup.expireEnded();
     endRunSpan(
       'import run',
       input.id,

@@ -12,12 +12,15 @@ import { tableClient } from '../state/table-service';
 import type { SessionMetadata } from '../state/session-metadata';
 import { loadOperations, type ImportOperation } from './operations';
 import type { ImportInput } from './orchestration';
-import { AzureImportStore, type ImportStore } from './store';
+import { AzureImportStore, type ImportBatch, type ImportStore } from './store';
 
 /** The import webhook's parts, built once per process from configuration. */
 export interface ImportSetup {
   tenant: string;
+  /** The allow-list; `imports_disabled` outside development without IMPORT_OPERATIONS_FILE. */
   operations: () => Promise<Map<string, ImportOperation>>;
+  /** The stored batch, once its document is checked to be its operation's on the allow-list now; else it throws. */
+  allowed: (batch: ImportBatch) => Promise<ImportBatch>;
   /** The tenant's schema, for the variables' types; undefined when it refuses introspection. */
   schema: () => Promise<GraphQLSchema | undefined>;
   session: () => Promise<SessionMetadata | undefined>;
@@ -26,10 +29,17 @@ export interface ImportSetup {
   keys: ExportLedger;
   maxItems: number;
   adminWaitMs: number;
+  /** IMPORTS_REQUEST_SECRET_NAME's secret: POST /api/imports then needs a Standard Webhooks signature made with it. */
+  requestSecret?: () => Promise<string>;
   development: boolean;
   callbackSecret: () => Promise<string>;
   clock: Clock;
   logger: Logger;
+  /**
+   * Deletes the items and ledgers of imports that ended more than IMPORTS_RETENTION_DAYS ago, at most once an hour
+   * per process; a failure is logged, never the caller's.
+   */
+  expireEnded: () => Promise<void>;
   /** An import was accepted: its run begins in the history and its trace. */
   accepted: (input: ImportInput) => Promise<void>;
 }
@@ -46,9 +56,24 @@ export function importSetup(
     throw new ConfigError([
       'AzureWebJobsStorage: not set (nor AzureWebJobsStorage__tableServiceUri); imports need table storage',
     ]);
+  const requestSecretName = config.imports.requestSecretName;
+  const store = new AzureImportStore(table, blobService(config));
+  let lastExpiryMs = Number.NEGATIVE_INFINITY;
+  const operations = keptFor(SCHEMA_CACHE_MS, options.clock, () =>
+    loadOperations(config.imports.operationsFile, { builtIns: config.development }),
+  );
   return {
     tenant: access.tenant.name,
-    operations: keptFor(SCHEMA_CACHE_MS, options.clock, () => loadOperations(config.imports.operationsFile)),
+    operations,
+    allowed: async (batch) => {
+      const operation = (await operations()).get(batch.operation);
+      if (operation?.document !== batch.document)
+        throw new IntegrationError(
+          'unknown_operation',
+          `the stored import's operation ${batch.operation} is not on the allow-list as it was accepted (IMPORT_OPERATIONS_FILE changed, or the stored batch was altered): nothing of it is sent`,
+        );
+      return batch;
+    },
     schema: keptFor(SCHEMA_CACHE_MS, options.clock, () =>
       introspect(access.graphql).catch((err: unknown) => {
         // Without introspection the document's own declarations check the variables (docs/import.md).
@@ -57,10 +82,25 @@ export function importSetup(
       }),
     ),
     session: () => access.delegated.status(),
-    store: new AzureImportStore(table, blobService(config)),
+    store,
+    expireEnded: async () => {
+      const now = options.clock.now();
+      if (now - lastExpiryMs < 3_600_000) return;
+      lastExpiryMs = now;
+      try {
+        const cutoff = new Date(now - config.imports.retentionDays * 86_400_000).toISOString();
+        const count = await store.expire(cutoff);
+        if (count) options.logger.log('info', 'import data expired', { count });
+      } catch (err) {
+        options.logger.log('warn', 'import data not expired', {
+          reason: (err as Error).message.split('\n')[0],
+        });
+      }
+    },
     keys: ExportLedger.fromConfig(config),
     maxItems: config.imports.maxItems,
     adminWaitMs: config.imports.adminWaitMs,
+    ...(requestSecretName ? { requestSecret: () => access.secrets.get(requestSecretName) } : {}),
     development: config.development,
     callbackSecret: () => access.secrets.get(config.downstreamWebhookSecretName),
     clock: options.clock,

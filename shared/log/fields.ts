@@ -32,6 +32,7 @@ export const LOG_FIELDS = [
   'outcome',
   'applied',
   'failed',
+  'outcomeUnknown',
   'skipped',
   'pending',
 ] as const;

@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import { Webhook } from 'standardwebhooks';
 import type { DurableOrchestrationStatus } from 'durable-functions';
 import { problem, type ErrorCode } from '../errors';
 import type { ExportLedger, KeyRecord } from '../exports/ledger';
@@ -55,6 +56,31 @@ export async function readJsonText(
         members: { problems: ['body: not UTF-8'] },
       }),
     };
+  }
+}
+
+/**
+ * A signed request (EXPORTS_REQUEST_SECRET_NAME, IMPORTS_REQUEST_SECRET_NAME): 401 `invalid_signature` unless the
+ * body carries a Standard Webhooks signature made with `secret` within the library's tolerance; undefined when it does.
+ */
+export function signatureProblem(
+  request: HttpRequest,
+  text: string,
+  secret: string,
+): HttpResponseInit | undefined {
+  try {
+    new Webhook(secret).verify(text, {
+      'webhook-id': request.headers.get('webhook-id') ?? '',
+      'webhook-timestamp': request.headers.get('webhook-timestamp') ?? '',
+      'webhook-signature': request.headers.get('webhook-signature') ?? '',
+    });
+    return undefined;
+  } catch (err) {
+    return problem(
+      401,
+      'invalid_signature',
+      `the Standard Webhooks signature does not verify: ${(err as Error).message}`,
+    );
   }
 }
 

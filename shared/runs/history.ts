@@ -56,12 +56,17 @@ export const runSummarySchema = z.object({
       total: z.number().int(),
       applied: z.number().int(),
       failed: z.number().int(),
+      /** Sent, answer lost (absent in summaries written before the state existed). */
+      outcome_unknown: z.number().int().optional(),
       skipped: z.number().int(),
       pending: z.number().int(),
+      /** The admin whose session applies it. */
+      person: z.string().optional(),
       failures: z
         .array(z.object({ key: z.string(), code: z.string().optional(), message: z.string() }))
         .max(20),
       waitingForAdmin: z.object({ since: z.string(), reason: z.string() }).optional(),
+      waitingForTenant: z.object({ since: z.string(), reason: z.string() }).optional(),
     })
     .optional(),
 });

@@ -124,15 +124,23 @@ export function importSummary(
     failures?: Array<{ key: string; code?: string; message: string }>;
     error?: { code: string; message: string };
     waitingForAdmin?: { since: string; reason: string };
+    waitingForTenant?: { since: string; reason: string };
   } = {},
 ): RunSummary {
   const failures = options.failures ?? [];
+  const unknown = counts.outcome_unknown ?? 0;
+  const said = [
+    counts.failed ? `${counts.failed} of ${input.total} items failed` : '',
+    unknown ? `${unknown} of unknown outcome (sent, answer lost: check them at the tenant)` : '',
+    counts.skipped ? `${counts.skipped} skipped` : '',
+  ].filter(Boolean);
   const error =
     options.error ??
-    (options.finishedAt && (counts.failed || counts.skipped)
+    (options.finishedAt && said.length
       ? {
-          code: failures[0]?.code === 'outcome_unknown' ? 'outcome_unknown' : 'import_item_refused',
-          message: `${counts.failed} of ${input.total} items failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}${failures[0] ? `; first: ${failures[0].key}: ${failures[0].message}` : ''}`,
+          // An unknown outcome first: it is the one that needs someone to look at the tenant.
+          code: unknown ? 'outcome_unknown' : 'import_item_refused',
+          message: `${said.join(', ')}${failures[0] ? `; first: ${failures[0].key}: ${failures[0].message}` : ''}`,
         }
       : undefined);
   return {
@@ -148,8 +156,10 @@ export function importSummary(
       operation: input.operation,
       total: input.total,
       ...counts,
+      ...(input.person ? { person: input.person } : {}),
       failures: failures.slice(0, 20),
       ...(options.waitingForAdmin ? { waitingForAdmin: options.waitingForAdmin } : {}),
+      ...(options.waitingForTenant ? { waitingForTenant: options.waitingForTenant } : {}),
     },
   };
 }

@@ -45,33 +45,52 @@ afterAll(async () => {
 });
 
 const mutations = async () => (await sb.hook('stats')).body.graphql.mutations as number;
-const batchOf = (n: number) => ({
+/** `n` items updating KPIs `from + 1` on (the sandbox has 200). */
+const batchOf = (n: number, from = 0) => ({
   operation: 'updateKpi',
   document: BUILT_IN_OPERATIONS.updateKpi.document,
   items: Array.from({ length: n }, (_, i) => ({
     key: `k${i}`,
-    variables: { id: `kpi-${String(i + 1).padStart(7, '0')}`, input: { value: 500 + i } },
+    variables: { id: `kpi-${String(from + i + 1).padStart(7, '0')}`, input: { value: 500 + i } },
   })),
 });
 
-/** The ledger as a host sees it that stops at its `stopAt`-th commit: that write never lands, nothing runs after it. */
-class StoppingStore implements ImportStore {
-  private commits = 0;
-  constructor(
-    private readonly inner: ImportStore,
-    private readonly stopAt: number,
-    private readonly host: AbortController,
-  ) {}
+/** A store that passes every call to `inner`, for wrappers to override some. */
+class PassingStore implements ImportStore {
+  constructor(protected readonly inner: ImportStore) {}
   saveBatch = (id: string, batch: ImportBatch) => this.inner.saveBatch(id, batch);
   batch = (id: string) => this.inner.batch(id);
-  progress = (id: string) => this.inner.progress(id);
-  async commit(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) {
-    this.write();
-    return this.inner.commit(id, seq, outcomes, window);
+  keys = (id: string) => this.inner.keys(id);
+  progress(id: string) {
+    return this.inner.progress(id);
   }
-  async begin(id: string, window: [number, number], attempt: string) {
-    this.write();
+  commit(id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null, attempt: string) {
+    return this.inner.commit(id, seq, outcomes, window, attempt);
+  }
+  begin(id: string, window: [number, number], attempt: string) {
     return this.inner.begin(id, window, attempt);
+  }
+  end = (id: string, endedAt: string) => this.inner.end(id, endedAt);
+  expire = (cutoff: string) => this.inner.expire(cutoff);
+}
+
+/** The ledger as a host sees it that stops at its `stopAt`-th commit: that write never lands, nothing runs after it. */
+class StoppingStore extends PassingStore {
+  private commits = 0;
+  constructor(
+    inner: ImportStore,
+    private readonly stopAt: number,
+    private readonly host: AbortController,
+  ) {
+    super(inner);
+  }
+  override async commit(...args: Parameters<ImportStore['commit']>) {
+    this.write();
+    return super.commit(...args);
+  }
+  override async begin(...args: Parameters<ImportStore['begin']>) {
+    this.write();
+    return super.begin(...args);
   }
   private write() {
     if (++this.commits === this.stopAt) this.host.abort(new Error('the host stopped'));
@@ -80,20 +99,20 @@ class StoppingStore implements ImportStore {
 }
 
 /** The ledger's calls, in order, by name. */
-class RecordingStore implements ImportStore {
+class RecordingStore extends PassingStore {
   readonly calls: string[] = [];
-  constructor(private readonly inner: ImportStore) {}
-  saveBatch = (id: string, batch: ImportBatch) => this.inner.saveBatch(id, batch);
-  batch = (id: string) => this.inner.batch(id);
-  progress = (id: string) => (this.calls.push('progress'), this.inner.progress(id));
-  commit = (id: string, seq: number, outcomes: ItemOutcome[], window: [number, number] | null) => (
-    this.calls.push('commit'),
-    this.inner.commit(id, seq, outcomes, window)
-  );
-  begin = (id: string, window: [number, number], attempt: string) => (
-    this.calls.push('begin'),
-    this.inner.begin(id, window, attempt)
-  );
+  override progress(id: string) {
+    this.calls.push('progress');
+    return super.progress(id);
+  }
+  override commit(...args: Parameters<ImportStore['commit']>) {
+    this.calls.push('commit');
+    return super.commit(...args);
+  }
+  override begin(...args: Parameters<ImportStore['begin']>) {
+    this.calls.push('begin');
+    return super.begin(...args);
+  }
 }
 
 /** The admin's client, counting each item's mutations as they are sent (by the KPI's id). */
@@ -120,14 +139,15 @@ describe('the import ledger', () => {
         { index: 1, state: 'applied' },
       ],
       [0, 6],
+      'a host that stopped',
     );
     const before = await mutations();
     const result = await applyBatch(id, batch, store, graphql, { windowItems: 3 });
-    expect(result.counts).toEqual({ applied: 6, failed: 4, skipped: 0, pending: 0 });
+    expect(result.counts).toEqual({ applied: 6, failed: 0, outcome_unknown: 4, skipped: 0, pending: 0 });
     expect((await mutations()) - before).toBe(4); // items 6–9 only
     const { outcomes, window } = await store.progress(id);
     expect(window).toBeUndefined();
-    expect([2, 3, 4, 5].map((i) => outcomes.get(i)?.code)).toEqual(Array(4).fill('outcome_unknown'));
+    expect([2, 3, 4, 5].map((i) => outcomes.get(i)?.state)).toEqual(Array(4).fill('outcome_unknown'));
     // A replayed activity: everything has its outcome, nothing is sent.
     const again = await applyBatch(id, batch, store, graphql);
     expect(again.counts).toEqual(result.counts);
@@ -155,9 +175,10 @@ describe('the import ledger', () => {
       // The next attempt (a restarted host, a replayed activity) on what the ledger holds.
       const result = await applyBatch(id, batch, store, client, { windowItems: 10 });
       expect(result.counts.pending).toBe(0);
-      expect(result.counts.applied + result.counts.failed).toBe(60);
+      expect(result.counts.applied + result.counts.outcome_unknown).toBe(60);
       const { outcomes } = await store.progress(id);
-      const unknown = [...outcomes.values()].filter((o) => o.code === 'outcome_unknown').length;
+      const unknown = [...outcomes.values()].filter((o) => o.state === 'outcome_unknown').length;
+      expect(result.counts.outcome_unknown).toBe(unknown);
       expect(unknown).toBeGreaterThan(0);
       // docs/import.md, "Exactly once": the window recorded holds at most `windowItems`, those in flight included.
       expect(unknown).toBeLessThanOrEqual(10);
@@ -196,14 +217,17 @@ describe('the import ledger', () => {
     const checking: ImportStore = {
       saveBatch: (i, b) => store.saveBatch(i, b),
       batch: (i) => store.batch(i),
+      keys: (i) => store.keys(i),
       progress: (i) => store.progress(i),
+      end: (i, at) => store.end(i, at),
+      expire: (cutoff) => store.expire(cutoff),
       begin: async (i, window, attempt) => {
         const made = await store.begin(i, window, attempt);
         unknownAfter.push(window[1] - window[0]);
         return made;
       },
-      commit: async (i, seq, outcomes, window) => {
-        await store.commit(i, seq, outcomes, window);
+      commit: async (i, seq, outcomes, window, attempt) => {
+        await store.commit(i, seq, outcomes, window, attempt);
         for (const o of outcomes) {
           recorded.add(o.index);
           recordedAt.set(o.index, afterCommits.length);
@@ -215,7 +239,7 @@ describe('the import ledger', () => {
       },
     };
     const result = await applyBatch(id, batch, checking, client, { windowItems: 10 });
-    expect(result.counts).toEqual({ applied: 80, failed: 0, skipped: 0, pending: 0 });
+    expect(result.counts).toEqual({ applied: 80, failed: 0, outcome_unknown: 0, skipped: 0, pending: 0 });
     expect(Math.max(...client.sent.values())).toBe(1);
     expect(Math.max(...unknownAfter)).toBeLessThanOrEqual(10);
     // The bound was reached after the writes (not only the first window's): the check above is not vacuous.
@@ -231,7 +255,7 @@ describe('the import ledger', () => {
     const recording = new RecordingStore(store);
     const before = await mutations();
     const result = await applyBatch(id, batch, recording, graphql, { windowItems: 10 });
-    expect(result.counts).toEqual({ applied: 30, failed: 0, skipped: 0, pending: 0 });
+    expect(result.counts).toEqual({ applied: 30, failed: 0, outcome_unknown: 0, skipped: 0, pending: 0 });
     expect(recording.calls[0]).toBe('begin');
     expect(recording.calls).not.toContain('progress');
     expect((await mutations()) - before).toBe(30);
@@ -249,9 +273,9 @@ describe('the import ledger', () => {
     // Another attempt (a host that stopped after writing it): the window's items may have gone, so none is sent.
     expect(await store.begin(other, [0, 10], 'attempt-2')).toBe(false);
     const resumed = await applyBatch(other, batch, store, graphql, { windowItems: 10 });
-    expect(resumed.counts).toEqual({ applied: 20, failed: 10, skipped: 0, pending: 0 });
+    expect(resumed.counts).toEqual({ applied: 20, failed: 0, outcome_unknown: 10, skipped: 0, pending: 0 });
     const { outcomes } = await store.progress(other);
-    expect(outcomes.get(9)?.code).toBe('outcome_unknown');
+    expect(outcomes.get(9)?.state).toBe('outcome_unknown');
     expect((await mutations()) - before).toBe(50);
   });
 
@@ -261,9 +285,9 @@ describe('the import ledger', () => {
     await store.saveBatch(id, batch);
     const before = await mutations();
     const first = await applyBatch(id, batch, store, graphql, { limit: 10, windowItems: 4 });
-    expect(first.counts).toEqual({ applied: 10, failed: 0, skipped: 0, pending: 15 });
+    expect(first.counts).toEqual({ applied: 10, failed: 0, outcome_unknown: 0, skipped: 0, pending: 15 });
     const rest = await applyBatch(id, batch, store, graphql, { windowItems: 4 });
-    expect(rest.counts).toEqual({ applied: 25, failed: 0, skipped: 0, pending: 0 });
+    expect(rest.counts).toEqual({ applied: 25, failed: 0, outcome_unknown: 0, skipped: 0, pending: 0 });
     expect((await mutations()) - before).toBe(25);
     expect((await store.batch(id)).items).toEqual(batch.items);
   });
@@ -279,7 +303,7 @@ describe('the import ledger', () => {
         message: `${message}${i}`,
       });
     const result = await applyBatch(id, batch, store, graphql, { limit: 110 });
-    expect(result.counts).toEqual({ applied: 10, failed: 100, skipped: 0, pending: 10 });
+    expect(result.counts).toEqual({ applied: 10, failed: 100, outcome_unknown: 0, skipped: 0, pending: 10 });
     const { outcomes } = await store.progress(id);
     expect(outcomes.get(99)).toEqual({
       index: 99,
@@ -288,6 +312,83 @@ describe('the import ledger', () => {
       message: `${message}100`,
     });
     const end = await skipRest(id, 120, store, 'the import ended');
-    expect(end).toEqual({ applied: 10, failed: 100, skipped: 10, pending: 0 });
+    expect(end).toEqual({ applied: 10, failed: 100, outcome_unknown: 0, skipped: 10, pending: 0 });
+  });
+
+  it('two runs of the apply step for one import at once (an activity delivered twice): no item is sent twice, and each item’s state is what the tenant saw', async () => {
+    const token = (await sb.personTokens('admin')).access_token;
+    for (const [startGapMs, windowItems] of [
+      [0, 10],
+      [150, 10],
+      [400, 6],
+    ] as const) {
+      const id = randomUUID();
+      const batch = batchOf(40, 150); // KPIs no other test refuses
+      await store.saveBatch(id, batch);
+      const client = new CountingClient(`${sb.baseUrl}/graphql`, {
+        kind: 'delegated',
+        getToken: async () => token,
+        invalidate: () => undefined,
+      });
+      // Answers slow enough that the two runs overlap for most of the batch.
+      await sb.hook('faults', { route: 'graphql', count: 80, delayMs: 40 });
+      const before = await mutations();
+      const one = applyBatch(id, batch, store, client, { windowItems });
+      await new Promise((resolve) => setTimeout(resolve, startGapMs));
+      const two = applyBatch(id, batch, store, client, { windowItems });
+      const results = await Promise.all([one, two]);
+      await sb.hook('faults/clear');
+      // One of them held the import to its end, or each stopped where the other took over; a last run finishes.
+      const last = await applyBatch(id, batch, store, client, { windowItems });
+      expect(last.counts.pending).toBe(0);
+      expect(Math.max(...client.sent.values())).toBe(1);
+      const ran = (await mutations()) - before;
+      expect(ran).toBe([...client.sent.values()].reduce((a, b) => a + b, 0));
+      const { outcomes } = await store.progress(id);
+      for (const [index, o] of outcomes) {
+        const sent = client.sent.get(batch.items[index].variables.id as string) ?? 0;
+        // Applied: the tenant ran it once. Unknown: it may have left, once at most.
+        if (o.state === 'applied') expect([index, sent]).toEqual([index, 1]);
+        else expect([index, o.state]).toEqual([index, 'outcome_unknown']);
+      }
+      expect(results.some((r) => r.superseded) || startGapMs > 0).toBe(true);
+    }
+  });
+
+  it('a ledger written before outcome_unknown was a state (a failure with its code) reads as outcome_unknown', async () => {
+    const id = randomUUID();
+    const table = TableClient.fromConnectionString(azurite.connectionString, 'importledger', {
+      allowInsecureConnection: true,
+    });
+    await table.createEntity({
+      partitionKey: `import_${id}`,
+      rowKey: 'c_0000000_0000',
+      outcomes: JSON.stringify([
+        [0, 'a'],
+        [1, 'f', 'outcome_unknown', 'the host stopped'],
+        [2, 'f', 'import_item_refused', 'locked'],
+      ]),
+      last: true,
+    });
+    const { outcomes } = await store.progress(id);
+    expect([...outcomes.values()].map((o) => o.state)).toEqual(['applied', 'outcome_unknown', 'failed']);
+  });
+
+  it('ended imports’ items and ledgers expire after the retention; a running or waiting import’s never do', async () => {
+    const [ended, running] = [randomUUID(), randomUUID()];
+    for (const id of [ended, running]) {
+      await store.saveBatch(id, batchOf(3, 190));
+      await applyBatch(id, batchOf(3, 190), store, graphql, { limit: 2 });
+    }
+    await store.end(ended, '2026-01-01T00:00:00.000Z');
+    expect(await store.keys(ended)).toEqual(['k0', 'k1', 'k2']);
+    expect(await store.expire('2025-12-31T00:00:00.000Z')).toBe(0);
+    expect(await store.expire('2026-01-02T00:00:00.000Z')).toBe(1);
+    await expect(store.batch(ended)).rejects.toMatchObject({ statusCode: 404 });
+    expect((await store.progress(ended)).commits).toBe(0);
+    // The running import (older rows, no end) keeps everything: its ledger is what stops a second send.
+    expect((await store.progress(running)).outcomes.size).toBe(2);
+    expect((await store.batch(running)).items).toHaveLength(3);
+    expect(await store.expire('2099-01-01T00:00:00.000Z')).toBe(0);
   });
 });

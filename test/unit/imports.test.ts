@@ -3,7 +3,22 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSchema } from 'graphql';
-import { IMPORT, importInstanceId, SESSION_CHECK_MS } from '../../shared/imports/orchestration';
+import {
+  IMPORT,
+  importInstanceId,
+  SESSION_CHECK_MS,
+  SUPERSEDED_WAIT_MS,
+  tenantRetryMs,
+} from '../../shared/imports/orchestration';
+import { sentAs } from '../../shared/imports/apply';
+import { boundsProblems, MAX_DEPTH, MAX_ITEM_BYTES } from '../../shared/imports/body-bounds';
+import {
+  GraphqlErrors,
+  LoginRequired,
+  OutcomeUnknown,
+  RequestRefused,
+  UpstreamError,
+} from '../../shared/errors';
 import {
   loadOperations,
   operationOf,
@@ -37,7 +52,13 @@ const input = (extra: Record<string, unknown> = {}) => ({
   adminWaitMs: 3_600_000,
   ...extra,
 });
-const counts = (applied: number, pending: number, failed = 0) => ({ applied, failed, skipped: 0, pending });
+const counts = (applied: number, pending: number, failed = 0) => ({
+  applied,
+  failed,
+  outcome_unknown: 0,
+  skipped: 0,
+  pending,
+});
 const run = (i: unknown, startAt = START) =>
   new ScriptedOrchestration(registrations, IMPORT.orchestrator, i, {
     instanceId: importInstanceId(ID),
@@ -124,13 +145,113 @@ describe('the import orchestration, driven through its registered generator', ()
       name: IMPORT.finish,
       input: { error: { code: 'admin_wait_expired' } },
     });
-    o.complete(IMPORT.finish, { applied: 1, failed: 0, skipped: 2, pending: 0 });
+    o.complete(IMPORT.finish, { applied: 1, failed: 0, outcome_unknown: 0, skipped: 2, pending: 0 });
     const end = await o.run();
     expect(end.output).toMatchObject({
       state: 'failed',
       error: { code: 'admin_wait_expired' },
       counts: { skipped: 2 },
     });
+  });
+
+  it('the admin it was accepted under: named to every apply and session check; another admin signed in keeps it waiting', async () => {
+    const since = new Date(START).toISOString();
+    const o = run(
+      input({ person: 'admin', waiting: { since, reason: 'refresh refused' }, counts: counts(1, 2) }),
+      START + SESSION_CHECK_MS,
+    );
+    let e = await o.run();
+    expect(e.scheduled[0]).toMatchObject({ name: IMPORT.session, input: { person: 'admin' } });
+    expect(e.customStatus).toMatchObject({
+      state: 'waiting_for_admin',
+      person: 'admin',
+      waitingForAdmin: { person: 'admin', action: expect.stringMatching(/^admin, the admin this import/) },
+    });
+    o.complete(IMPORT.session, { ready: false, signedIn: 'auditor' });
+    e = await o.run();
+    expect(e.scheduled[0].kind).toBe('timer');
+    const next = run((await (o.fireTimer(), o.run())).continuedAsNew, START + 2 * SESSION_CHECK_MS);
+    await next.run();
+    next.complete(IMPORT.session, { ready: true, signedIn: 'admin' });
+    e = await next.run();
+    expect(e.scheduled[0]).toMatchObject({ name: IMPORT.apply, input: { id: ID, person: 'admin' } });
+  });
+
+  it('the tenant unavailable: waiting_for_tenant, retried with growing pauses, the wait’s start kept; then completes', async () => {
+    const o = run(input());
+    await o.run();
+    o.complete(IMPORT.apply, { counts: counts(1, 2), tenantUnavailable: 'HTTP 503 after 4 attempts' });
+    let e = await o.run();
+    expect(e.scheduled[0]).toMatchObject({
+      name: IMPORT.waiting,
+      input: { input: { waiting: { for: 'tenant' } } },
+    });
+    o.complete(IMPORT.waiting);
+    e = await o.run();
+    expect(e.customStatus).toMatchObject({
+      state: 'waiting_for_tenant',
+      waitingForTenant: {
+        reason: 'HTTP 503 after 4 attempts',
+        nextAttemptAt: new Date(START + tenantRetryMs(1)).toISOString(),
+        until: new Date(START + 3_600_000).toISOString(),
+      },
+    });
+    expect(e.scheduled[0]).toMatchObject({
+      kind: 'timer',
+      fireAt: new Date(START + tenantRetryMs(1)).toISOString(),
+    });
+    o.fireTimer();
+    const next = (await o.run()).continuedAsNew as ReturnType<typeof input>;
+    expect(next).toMatchObject({
+      waiting: { for: 'tenant', attempts: 1, since: new Date(START).toISOString() },
+    });
+    // The next generation tries at once; still unavailable: a longer pause, no second alert record, same start.
+    const second = run(next, START + tenantRetryMs(1));
+    e = await second.run();
+    expect(e.scheduled[0].name).toBe(IMPORT.apply);
+    second.complete(IMPORT.apply, { counts: counts(1, 2), tenantUnavailable: 'HTTP 429 after 4 attempts' });
+    e = await second.run();
+    expect(e.scheduled[0]).toMatchObject({
+      kind: 'timer',
+      fireAt: new Date(START + tenantRetryMs(1) + tenantRetryMs(2)).toISOString(),
+    });
+    second.fireTimer();
+    const third = run((await second.run()).continuedAsNew, START + tenantRetryMs(1) + tenantRetryMs(2));
+    await third.run();
+    third.complete(IMPORT.apply, { counts: counts(3, 0) });
+    e = await third.run();
+    expect(e.scheduled[0]).toMatchObject({ name: IMPORT.finish, input: { error: undefined } });
+    expect(tenantRetryMs(2)).toBe(2 * tenantRetryMs(1));
+    expect(tenantRetryMs(40)).toBe(15 * 60_000);
+  });
+
+  it('the tenant unavailable past IMPORTS_ADMIN_WAIT: failed with tenant_wait_expired, the rest skipped', async () => {
+    const since = new Date(START).toISOString();
+    const o = run(
+      input({ waiting: { since, reason: 'HTTP 503', for: 'tenant', attempts: 6 }, counts: counts(1, 2) }),
+      START + 3_600_000,
+    );
+    await o.run();
+    o.complete(IMPORT.apply, { counts: counts(1, 2), tenantUnavailable: 'HTTP 503 after 4 attempts' });
+    const e = await o.run();
+    expect(e.scheduled[0]).toMatchObject({
+      name: IMPORT.finish,
+      input: { error: { code: 'tenant_wait_expired' } },
+    });
+  });
+
+  it('an apply step superseded by another run of itself waits, then applies the rest', async () => {
+    const o = run(input());
+    await o.run();
+    o.complete(IMPORT.apply, { counts: counts(1, 2), superseded: true });
+    let e = await o.run();
+    expect(e.scheduled[0]).toMatchObject({
+      kind: 'timer',
+      fireAt: new Date(START + SUPERSEDED_WAIT_MS).toISOString(),
+    });
+    o.fireTimer();
+    e = await o.run();
+    expect(e.scheduled[0].name).toBe(IMPORT.apply);
   });
 
   it('an apply activity that throws ends the import failed, with its summary', async () => {
@@ -192,17 +313,29 @@ describe('operations and their variables', () => {
       file,
       JSON.stringify({ operations: { setScore: { document: 'mutation S($v: Int!) { setScore(v: $v) }' } } }),
     );
-    expect([...(await loadOperations(file)).keys()]).toEqual(['setScore']);
+    expect([...(await loadOperations(file, { builtIns: false })).keys()]).toEqual(['setScore']);
     await writeFile(file, JSON.stringify({ operations: { q: 'query Q { x }' } }));
-    await expect(loadOperations(file)).rejects.toThrow(
+    await expect(loadOperations(file, { builtIns: false })).rejects.toThrow(
       /operation q: the document must hold exactly one mutation/,
     );
     await writeFile(file, JSON.stringify({ operations: { bad: 'mutation {' } }));
-    await expect(loadOperations(file)).rejects.toThrow(/operation bad: the document does not parse/);
+    await expect(loadOperations(file, { builtIns: false })).rejects.toThrow(
+      /operation bad: the document does not parse/,
+    );
     await writeFile(file, '{');
-    await expect(loadOperations(file)).rejects.toThrow(/not valid JSON/);
-    await expect(loadOperations(join(dir, 'missing.json'))).rejects.toThrow(/cannot read .*ENOENT/);
-    expect([...(await loadOperations()).keys()]).toEqual(['updateKpi', 'updateControl']);
+    await expect(loadOperations(file, { builtIns: false })).rejects.toThrow(/not valid JSON/);
+    await expect(loadOperations(join(dir, 'missing.json'), { builtIns: false })).rejects.toThrow(
+      /cannot read .*ENOENT/,
+    );
+    expect([...(await loadOperations(undefined, { builtIns: true })).keys()]).toEqual([
+      'updateKpi',
+      'updateControl',
+    ]);
+    // Outside development without a file, nothing may write.
+    await expect(loadOperations(undefined, { builtIns: false })).rejects.toMatchObject({
+      code: 'imports_disabled',
+      message: expect.stringContaining('IMPORT_OPERATIONS_FILE'),
+    });
   });
 
   it('the same request in another key order hashes the same; another value does not', () => {
@@ -223,5 +356,130 @@ describe('operations and their variables', () => {
     );
     expect(a).toBe(b);
     expect(a).not.toBe(c);
+  });
+});
+
+describe('what an item’s answer proves', () => {
+  const endpoint = 'https://tenant.example/graphql';
+  const refused = (data: unknown) =>
+    new GraphqlErrors('UpdateKpi', [{ message: 'KPI is locked' }], data, { upstreamStatus: 200 });
+
+  it.each([
+    ['data beside errors: it ran — applied, the words kept', refused({ updateKpi: { id: 'k' } }), 'applied'],
+    ['a root field null beside errors: unknown', refused({ updateKpi: null }), 'outcome_unknown'],
+    ['errors without data: refused', refused(null), 'failed'],
+    ['an answer lost after sending', new OutcomeUnknown(endpoint, 'reset'), 'outcome_unknown'],
+    [
+      'an HTTP 4xx without a GraphQL result',
+      new UpstreamError('upstream_rejected', endpoint, '400'),
+      'failed',
+    ],
+    [
+      'an answer that did not parse',
+      new UpstreamError('upstream_malformed', endpoint, 'x'),
+      'outcome_unknown',
+    ],
+    ['anything unexpected', new Error('boom'), 'outcome_unknown'],
+    ['a document this client will not send', new RequestRefused('invalid_document', 'x'), 'failed'],
+  ])('%s', (_, err, state) => {
+    const sent = sentAs(3, err);
+    expect('outcome' in sent && sent.outcome.state).toBe(state);
+    if (state === 'applied') expect(sent).toMatchObject({ outcome: { message: 'KPI is locked' } });
+    if (state === 'outcome_unknown') expect(sent).toMatchObject({ outcome: { code: 'outcome_unknown' } });
+  });
+
+  it.each([
+    ['a lost session', 'admin', new LoginRequired('refresh refused')],
+    [
+      '401 with a fresh token',
+      'admin',
+      new UpstreamError('upstream_rejected', endpoint, '401', { unsent: true }),
+    ],
+    [
+      '429 or 503 past the retries',
+      'tenant',
+      new UpstreamError('upstream_unavailable', endpoint, '503', { unsent: true }),
+    ],
+  ])('not sent — %s: the import pauses for the %s, the item stays pending', (_, pause, err) => {
+    expect(sentAs(3, err)).toMatchObject({ pause });
+  });
+});
+
+describe('the body’s bounds, on its text before any parse', () => {
+  const bounds = (over: Partial<Parameters<typeof boundsProblems>[1]> = {}) => ({
+    maxItems: 3,
+    maxItemBytes: MAX_ITEM_BYTES,
+    maxDepth: MAX_DEPTH,
+    maxKeptNames: 5,
+    declaredVariables: (op?: string) =>
+      op === 'updateKpi'
+        ? { count: 2, names: new Set(['id', 'input']) }
+        : op === undefined
+          ? undefined
+          : { count: 5 },
+    ...over,
+  });
+  const body = (items: unknown[], extra = '') =>
+    `{"operation":"updateKpi",${extra}"items":${JSON.stringify(items)}}`;
+  const item = (variables: Record<string, unknown>, key = 'k') => ({ key, variables });
+
+  it('a body within them says nothing, whatever its key order or spacing', () => {
+    expect(boundsProblems(body([item({ id: 'a', input: { value: 1 } })]), bounds())).toEqual([]);
+    expect(
+      boundsProblems(
+        '{ "items" : [ { "variables" : { "id" : "a\\"}", "input" : {} } , "key" : "k" } ] , "operation" : "updateKpi" }',
+        bounds(),
+      ),
+    ).toEqual([]);
+    expect(boundsProblems('{not json', bounds())).toEqual([]);
+  });
+
+  it('too many items, scalars counted too', () => {
+    expect(boundsProblems(body([1, 2, 3, 4]), bounds())).toEqual([
+      'items: at most 3 items (IMPORTS_MAX_ITEMS)',
+    ]);
+    expect(boundsProblems(body([{}, {}, {}, {}]), bounds())).toHaveLength(1);
+  });
+
+  it('an item too long, in UTF-8 bytes (escapes and non-ASCII counted as sent)', () => {
+    const long = item({ id: 'x'.repeat(MAX_ITEM_BYTES) });
+    expect(boundsProblems(body([item({ id: 'a' }), long]), bounds())[0]).toMatch(
+      /^items\.1: \d+ bytes; an item may be at most 8192$/,
+    );
+    const euros = item({ id: '€'.repeat(2800) }); // 8 400 bytes in UTF-8, 2 800 characters
+    expect(boundsProblems(body([euros]), bounds())).toHaveLength(1);
+    expect(boundsProblems(body([item({ id: '€'.repeat(2600) })]), bounds())).toEqual([]);
+  });
+
+  it('nesting deeper than allowed, anywhere', () => {
+    const deep = '['.repeat(MAX_DEPTH + 1) + ']'.repeat(MAX_DEPTH + 1);
+    expect(
+      boundsProblems(`{"operation":"updateKpi","items":[{"key":"k","variables":{"id":${deep}}}]}`, bounds()),
+    ).toEqual([`body: nested deeper than ${MAX_DEPTH} levels`]);
+    expect(boundsProblems('['.repeat(100_000), bounds())).toHaveLength(1);
+  });
+
+  it('more variables in an item than its operation declares (the most any allowed one declares, for another name)', () => {
+    expect(
+      boundsProblems(body([item({ id: 1, input: 2 }), item({ id: 1, input: 2, c: 3 })]), bounds()),
+    ).toEqual(['items.1.variables: $c: not a variable of updateKpi (it declares $id, $input; 3 given)']);
+    // Half a million undeclared variables: named by the first, the others never read as names.
+    const huge = `{${Array.from({ length: 500_000 }, (_, i) => `"v${i}":0`).join(',')}}`;
+    expect(
+      boundsProblems(`{"operation":"updateKpi","items":[{"key":"k","variables":${huge}}]}`, {
+        ...bounds(),
+        maxItemBytes: 64 * 1024 * 1024,
+      }),
+    ).toEqual([
+      'items.0.variables: $v0: not a variable of updateKpi (it declares $id, $input; 500000 given)',
+    ]);
+    // Nested keys are not variables.
+    expect(boundsProblems(body([item({ id: 'a', input: { a: 1, b: 2, c: 3 } })]), bounds())).toEqual([]);
+    const other = `{"operation":"dropTables","items":[${JSON.stringify(item({ a: 1, b: 2, c: 3 }))}]}`;
+    expect(boundsProblems(other, bounds())).toEqual([]);
+    const many = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`v${i}`, i]));
+    expect(boundsProblems(other.replace('{"a":1,"b":2,"c":3}', JSON.stringify(many)), bounds())).toHaveLength(
+      1,
+    );
   });
 });
