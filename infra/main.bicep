@@ -80,6 +80,17 @@ param syncFormat string = 'ndjson'
 @description('E-mail address for alerts (sync failing, credential rejected, admin login needed, exports failing, no successful sync). Empty: no receiver.')
 param alertEmail string = ''
 
+@description('Days an import\'s items and per-item results are kept after it ends (IMPORTS_RETENTION_DAYS); longer than IMPORTS_ADMIN_WAIT.')
+@minValue(2)
+@maxValue(365)
+param importsRetentionDays int = 30
+
+@description('The allow-list of mutations POST /api/imports may run, as a path in the deployed package (put the file in config/, e.g. config/import-operations.json). Empty: imports are off.')
+param importOperationsFile string = ''
+
+@description('When set, POST /api/imports also needs a Standard Webhooks signature made with the Key Vault secret of this name.')
+param importsRequestSecretName string = ''
+
 @description('The longest wait between two scheduled syncs, in minutes: the no-successful-sync alert waits twice as long. azd\'s preprovision hook derives it from SYNC_SCHEDULE (tools/provision.ts).')
 @minValue(1)
 param syncIntervalMinutes int = 15
@@ -123,7 +134,13 @@ module alerts 'modules/alerts.bicep' = {
 module storage 'modules/storage.bicep' = {
   name: 'storage'
   scope: rg
-  params: { name: 'st${token}', location: location, tags: tags, deploymentContainerName: 'app-package-${token}' }
+  params: {
+    name: 'st${token}'
+    location: location
+    tags: tags
+    deploymentContainerName: 'app-package-${token}'
+    importsRetentionDays: importsRetentionDays
+  }
 }
 
 module vaults 'modules/key-vault.bicep' = {
@@ -178,6 +195,9 @@ module app 'modules/function-app.bicep' = {
       SYNC_SINKS: syncSinks
       DOWNSTREAM_WEBHOOK_URL: downstreamWebhookUrl
       EXPORTS_MAX_CONCURRENT: exportsMaxConcurrent
+      IMPORT_OPERATIONS_FILE: importOperationsFile
+      IMPORTS_REQUEST_SECRET_NAME: importsRequestSecretName
+      IMPORTS_RETENTION_DAYS: string(importsRetentionDays)
       SYNC_FORMAT: syncFormat
       POSTGRES_HOST: postgresHost
       POSTGRES_DATABASE: postgresDatabase

@@ -51,6 +51,11 @@ export interface StageOptions {
   /** `npm ci --omit=dev` in the folder (default true); off only to inspect the bundle. */
   install?: boolean;
   log?: (line: string) => void;
+  /**
+   * The operator's files that settings name relative to the app's folder (IMPORT_OPERATIONS_FILE,
+   * SYNC_STREAMS_FILE): copied whole into the package as `config/` when the folder exists (default `<root>/config`).
+   */
+  configDir?: string;
 }
 
 const run = promisify(execFile);
@@ -120,6 +125,16 @@ export async function stagePackage(
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   await cp(join(root, 'package-lock.json'), join(dir, 'package-lock.json'));
   await cp(join(root, 'host.json'), join(dir, 'host.json'));
+  const configDir = options.configDir ?? join(root, 'config');
+  if (
+    await stat(configDir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  ) {
+    log(`copying ${relative(root, configDir) || configDir} into the package as config/`);
+    await cp(configDir, join(dir, 'config'), { recursive: true });
+  }
   await writeFile(
     join(dir, '.funcignore'),
     '# Everything in this folder ships: `npm run package` put only what Azure runs here.\n',

@@ -79,7 +79,7 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
 
 // Optional Easy Auth (Microsoft Entra ID) in front of the admin surface: a person signs in before the
 // admin page's master key is even asked for, so a leaked page URL alone is not enough. The machine routes
-// (export webhook, health probe, the durable system API) stay key-only; the master key is still required.
+// (export and import webhooks, health probe, the durable system API) stay key-only; the master key is still required.
 resource easyAuth 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(manageEntraClientId)) {
   parent: app
   name: 'authsettingsV2'
@@ -91,7 +91,14 @@ resource easyAuth 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(manageEnt
       requireAuthentication: true
       unauthenticatedClientAction: 'RedirectToLoginPage'
       redirectToProvider: 'azureactivedirectory'
-      excludedPaths: ['/api/health', '/api/exports', '/api/exports/*', '/runtime/webhooks/*']
+      excludedPaths: [
+        '/api/health'
+        '/api/exports'
+        '/api/exports/*'
+        '/api/imports'
+        '/api/imports/*'
+        '/runtime/webhooks/*'
+      ]
     }
     identityProviders: {
       azureActiveDirectory: {

@@ -4,6 +4,9 @@ param name string
 param location string
 param tags object
 param deploymentContainerName string
+@description('Days an import\'s stored items are kept (IMPORTS_RETENTION_DAYS); the app deletes its ledger rows itself.')
+@minValue(1)
+param importsRetentionDays int = 30
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   name: name
@@ -58,7 +61,7 @@ resource syncChanges 'Microsoft.Storage/storageAccounts/blobServices/containers@
   properties: { publicAccess: 'None' }
 }
 
-// Export files are short-lived: delete them after a week.
+// Export files are short-lived: delete them after a week; import batches after IMPORTS_RETENTION_DAYS.
 resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05-01' = {
   parent: storage
   name: 'default'
@@ -72,6 +75,16 @@ resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05
           definition: {
             filters: { blobTypes: ['blockBlob'], prefixMatch: ['exports/'] }
             actions: { baseBlob: { delete: { daysAfterModificationGreaterThan: 7 } } }
+          }
+        }
+        {
+          // An import's items (its batch and keys), as IMPORTS_RETENTION_DAYS says; the app keeps it longer than any wait.
+          name: 'expire-imports'
+          enabled: true
+          type: 'Lifecycle'
+          definition: {
+            filters: { blobTypes: ['blockBlob'], prefixMatch: ['imports/'] }
+            actions: { baseBlob: { delete: { daysAfterModificationGreaterThan: importsRetentionDays } } }
           }
         }
       ]

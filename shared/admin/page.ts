@@ -34,6 +34,7 @@ export const ADMIN_PAGE = `${pageHead('Tenant integrations — admin', {
       <dt>Since</dt><dd id="session-since">—</dd>
       <dt>Last refresh</dt><dd id="session-last">—</dd>
       <dt>Next refresh</dt><dd id="session-next">—</dd>
+      <dt>Lets imports run</dt><dd id="session-enables">—</dd>
     </dl>
   </section>
   <section aria-labelledby="login-heading">
@@ -80,6 +81,12 @@ export const ADMIN_PAGE = `${pageHead('Tenant integrations — admin', {
     $('session-since').textContent = when(body.connectedAt);
     $('session-last').textContent = when(body.lastRefreshAt);
     $('session-next').textContent = when(body.nextRefreshAt);
+    // What a signed-in admin's session lets POST /api/imports do, as that person (docs/security.md).
+    $('session-enables').textContent = body.importOperations === null
+      ? 'nothing: imports are off until IMPORT_OPERATIONS_FILE names the mutations they may run'
+      : Array.isArray(body.importOperations)
+        ? body.importOperations.join(', ') + (body.state === 'connected' ? ', with this admin’s permissions' : ' — once an admin signs in')
+        : '—';
     return body;
   }
 

@@ -63,6 +63,10 @@ describe('admin page in Chromium against the local stack', () => {
     await expect(page.getByRole('status').textContent()).resolves.toContain('Connected. Signed in as admin.');
     await expect(page.locator('#session-who').textContent()).resolves.toBe('Ada Admin (admin)');
     await expect(page.locator('#session-next').textContent()).resolves.not.toBe('—');
+    // What this admin's session lets imports do: nothing, outside development without IMPORT_OPERATIONS_FILE.
+    await expect(page.locator('#session-enables').textContent()).resolves.toMatch(
+      /^nothing: imports are off until IMPORT_OPERATIONS_FILE/,
+    );
     await expect(page.getByLabel('User code').isVisible()).resolves.toBe(false);
     expect(page.url()).toContain('/api/manage?'); // no navigation happened
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -119,5 +119,21 @@ describe('deployment package', () => {
       process.stdout.write('ok');`;
     const env = { ...process.env, NODE_PATH: '' };
     expect(execFileSync(process.execPath, ['-e', script], { cwd: staged.dir, env }).toString()).toBe('ok');
+  });
+});
+
+describe('the operator’s files', () => {
+  it('config/ ships whole, where IMPORT_OPERATIONS_FILE=config/… finds it from the app’s folder', async () => {
+    const config = mkdtempSync(join(tmpdir(), 'ti-config-'));
+    try {
+      writeFileSync(join(config, 'import-operations.json'), '{"operations":{"a":"mutation A { a }"}}');
+      const dir = join(out, 'with-config');
+      await stagePackage(root, dir, { install: false, configDir: config });
+      expect(readFileSync(join(dir, 'config', 'import-operations.json'), 'utf8')).toContain('mutation A');
+      // Without such a folder nothing is added.
+      expect(existsSync(join(staged.dir, 'config'))).toBe(existsSync(join(root, 'config')));
+    } finally {
+      rmSync(config, { recursive: true, force: true });
+    }
   });
 });

@@ -173,10 +173,35 @@ describe('keyless', () => {
     expect(prop(auth.body, 'requireAuthentication')).toBe('true');
     expect(prop(auth.body, 'unauthenticatedClientAction')).toBe("'RedirectToLoginPage'");
     const excluded = prop(auth.body, 'excludedPaths') ?? '';
-    for (const path of ['/api/health', '/api/exports', '/api/exports/*', '/runtime/webhooks/*'])
+    for (const path of [
+      '/api/health',
+      '/api/exports',
+      '/api/exports/*',
+      '/api/imports',
+      '/api/imports/*',
+      '/runtime/webhooks/*',
+    ])
       expect(excluded).toContain(`'${path}'`);
     expect(excluded).not.toContain('/api/manage');
     expect(main.text).toMatch(/param manageEntraClientId string = ''/);
+  });
+
+  it('import batches expire by a lifecycle rule after IMPORTS_RETENTION_DAYS, the app told the same days', () => {
+    const storage = modules['storage.bicep'].text;
+    const rule = block(storage, storage.indexOf('{', storage.indexOf("name: 'expire-imports'") - 20));
+    expect(rule).toContain("prefixMatch: ['imports/']");
+    expect(rule).toContain('daysAfterModificationGreaterThan: importsRetentionDays');
+    expect(main.text).toMatch(/param importsRetentionDays int = 30/);
+    expect(main.text).toMatch(/importsRetentionDays: importsRetentionDays/);
+    const site = main.text;
+    expect(site).toContain('IMPORTS_RETENTION_DAYS: string(importsRetentionDays)');
+    expect(site).toContain('IMPORT_OPERATIONS_FILE: importOperationsFile');
+    expect(site).toContain('IMPORTS_REQUEST_SECRET_NAME: importsRequestSecretName');
+    // The app's own default is the same, and refuses a retention no longer than its waits.
+    expect(loadConfig({}).imports.retentionDays).toBe(30);
+    expect(() => loadConfig({ IMPORTS_RETENTION_DAYS: '2', IMPORTS_ADMIN_WAIT: 'P2D' })).toThrow(
+      /IMPORTS_RETENTION_DAYS: must be at least a day longer than IMPORTS_ADMIN_WAIT/,
+    );
   });
 
   it('the host reaches storage with the managed identity (AzureWebJobsStorage__*) and telemetry with Entra ID', () => {
@@ -349,6 +374,9 @@ describe('app settings', () => {
       SYNC_SINKS: 'blob',
       DOWNSTREAM_WEBHOOK_URL: '',
       EXPORTS_MAX_CONCURRENT: '2',
+      IMPORT_OPERATIONS_FILE: '',
+      IMPORTS_REQUEST_SECRET_NAME: '',
+      IMPORTS_RETENTION_DAYS: '30',
       SYNC_FORMAT: 'ndjson',
       POSTGRES_HOST: '',
       POSTGRES_DATABASE: 'postgres',
@@ -364,6 +392,12 @@ describe('app settings', () => {
     ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB' && s !== 'NODE_OPTIONS').sort());
     const config = loadConfig(env);
     expect(config.tenant?.name).toBe('contoso');
+    // Empty as deployed by default: imports are off until an operator names the file.
+    expect(config.imports).toMatchObject({
+      operationsFile: undefined,
+      requestSecretName: undefined,
+      retentionDays: 30,
+    });
     expect(config.storageServiceUris?.table).toBe('https://stabc.table.core.windows.net/');
     expect(config.keyVaultSessionsUrl).toBe('https://kvs-abc.vault.azure.net/');
     // With a PostgreSQL host, Bicep sets the identity's name as the role: valid too.
