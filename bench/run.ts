@@ -1,6 +1,7 @@
 import { coldstartBench } from './coldstart';
 import { exportBench } from './export';
 import { importBench } from './import';
+import { importBodyBench } from './import-body';
 import { postgresBench } from './postgres';
 import { syncBench } from './sync';
 import { tokenBench } from './token';
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   sync: syncBench,
   export: exportBench,
   import: importBench,
+  'import-body': importBodyBench,
   postgres: postgresBench,
 };
 

@@ -28,11 +28,16 @@ export async function itemResults(
   id: string,
   batch?: ImportBatch,
 ): Promise<ItemResult[]> {
+  return (await resultsOf(store, id, batch)) ?? [];
+}
+
+/** As `itemResults`; undefined once the import's items and results have expired. */
+async function resultsOf(store: ImportStore, id: string, batch?: ImportBatch) {
   const [keys, { outcomes }] = await Promise.all([
     batch ? batch.items.map((i) => i.key) : store.keys(id),
     store.progress(id),
   ]);
-  return keys.map((key, i) => {
+  return keys?.map((key, i): ItemResult => {
     const o = outcomes.get(i);
     return {
       key,
@@ -45,7 +50,9 @@ export async function itemResults(
 
 /** What callers see (GET /api/imports/{id}, the callback): the state, its counts and a result per item. */
 export async function publicImport(setup: ImportSetup, state: ImportState) {
-  const results = await itemResults(setup.store, state.id);
+  const results = await resultsOf(setup.store, state.id);
+  // Past IMPORTS_RETENTION_DAYS only the import's own counts remain.
+  if (!results) return { ...state, results: [], resultsExpired: true };
   return { ...state, counts: state.state === 'queued' ? state.counts : countsFrom(results), results };
 }
 

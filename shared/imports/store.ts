@@ -61,8 +61,11 @@ export class LedgerFenced extends IntegrationError {
 export interface ImportStore {
   saveBatch(id: string, batch: ImportBatch): Promise<void>;
   batch(id: string): Promise<ImportBatch>;
-  /** The items' keys in the order posted — what a status poll needs, without the items' variables. */
-  keys(id: string): Promise<string[]>;
+  /**
+   * The items' keys in the order posted — what a status poll needs, without the items' variables; undefined once
+   * the import's items have expired (IMPORTS_RETENTION_DAYS).
+   */
+  keys(id: string): Promise<string[] | undefined>;
   progress(id: string): Promise<ImportProgress>;
   /**
    * Records outcomes and the next window (null: none), in one write where the store allows. `seq` orders the
@@ -183,14 +186,19 @@ export class AzureImportStore implements ImportStore {
     return JSON.parse(buffer.toString('utf8')) as ImportBatch;
   }
 
-  async keys(id: string): Promise<string[]> {
+  async keys(id: string): Promise<string[] | undefined> {
     try {
       const buffer = await downloadWhole((await this.container()).getBlobClient(`${id}/keys.json`));
       return z.array(z.string()).parse(JSON.parse(buffer.toString('utf8')));
     } catch (err) {
-      // Imports stored before the keys were kept apart.
       if (statusOf(err) !== 404) throw err;
+    }
+    // Imports stored before the keys were kept apart read them from the items; neither there: expired.
+    try {
       return (await this.batch(id)).items.map((i) => i.key);
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
     }
   }
 
@@ -322,8 +330,8 @@ export class MemoryImportStore implements ImportStore {
     return b;
   }
 
-  async keys(id: string): Promise<string[]> {
-    return (await this.batch(id)).items.map((i) => i.key);
+  async keys(id: string): Promise<string[] | undefined> {
+    return this.batches.get(id)?.items.map((i) => i.key);
   }
 
   async progress(id: string): Promise<ImportProgress> {

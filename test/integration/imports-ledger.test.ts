@@ -385,6 +385,7 @@ describe('the import ledger', () => {
     expect(await store.expire('2025-12-31T00:00:00.000Z')).toBe(0);
     expect(await store.expire('2026-01-02T00:00:00.000Z')).toBe(1);
     await expect(store.batch(ended)).rejects.toMatchObject({ statusCode: 404 });
+    expect(await store.keys(ended)).toBeUndefined(); // a status poll then shows the import's own counts
     expect((await store.progress(ended)).commits).toBe(0);
     // The running import (older rows, no end) keeps everything: its ledger is what stops a second send.
     expect((await store.progress(running)).outcomes.size).toBe(2);
