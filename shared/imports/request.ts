@@ -83,7 +83,9 @@ export function parseImportRequest(
     };
   const problems: string[] = [];
   const seen = new Map<string, number>();
-  body.items.forEach((item, i) => {
+  for (const [i, item] of body.items.entries()) {
+    // Past the first problems the answer says there are more, without building each text.
+    if (problems.length > MAX_PROBLEMS) break;
     const first = seen.get(item.key);
     if (first !== undefined)
       problems.push(
@@ -92,7 +94,7 @@ export function parseImportRequest(
     else seen.set(item.key, i);
     for (const p of variableProblems(operation, item.variables, options.schema))
       problems.push(`items.${i}.variables (key ${JSON.stringify(item.key)}): ${p}`);
-  });
+  }
   if (body.callbackUrl !== undefined) {
     const why = refusedCallbackUrl(body.callbackUrl, { development: options.development });
     if (why) problems.push(`callbackUrl: ${why}`);
@@ -103,7 +105,7 @@ export function parseImportRequest(
       code: 'invalid_request',
       problems:
         problems.length > MAX_PROBLEMS
-          ? [...problems.slice(0, MAX_PROBLEMS), `… and ${problems.length - MAX_PROBLEMS} more`]
+          ? [...problems.slice(0, MAX_PROBLEMS), '… and more (checking stopped after the first 50 problems)']
           : problems,
     };
   const misfit = options.schema ? schemaProblems(operation, options.schema) : [];

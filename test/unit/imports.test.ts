@@ -338,6 +338,25 @@ describe('operations and their variables', () => {
     });
   });
 
+  it('a body of many wrong items: the first 50 problems named, then checking stops', () => {
+    const operations = new Map([['updateKpi', updateKpi]]);
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      key: `k${i}`,
+      variables: { id: 'a', input: { value: 'x' } },
+    }));
+    const p = parseImportRequest(JSON.stringify({ operation: 'updateKpi', items }), {
+      operations,
+      maxItems: 1000,
+      development: false,
+      schema,
+    });
+    expect(p.ok).toBe(false);
+    const problems = p.ok ? [] : p.problems;
+    expect(problems).toHaveLength(51);
+    expect(problems[0]).toMatch(/^items\.0\.variables \(key "k0"\): \$input/);
+    expect(problems[50]).toBe('… and more (checking stopped after the first 50 problems)');
+  });
+
   it('the same request in another key order hashes the same; another value does not', () => {
     const operations = new Map([['updateKpi', updateKpi]]);
     const parse = (text: string) => {
