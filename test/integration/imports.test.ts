@@ -96,6 +96,19 @@ const kpiItem = (n: number, value: number, key = `row-${n}`) => ({
   variables: { id: `kpi-${String(n).padStart(7, '0')}`, input: { value } },
 });
 
+/**
+ * An import of `items` whose every answer the tenant holds `delayMs`: posted, and waited on until `applied` of them
+ * ran — what a test needs to break something mid-import. The tenant's mutations by the admin before it, to count from.
+ */
+async function slowImport(items: ReturnType<typeof kpiItem>[], applied: number, delayMs = 200) {
+  await stack.sb.hook('faults', { route: 'graphql', count: 200, delayMs });
+  const before = await mutationsBy();
+  const r = await post({ operation: 'updateKpi', items });
+  expect(r.status).toBe(202);
+  await eventually(async () => (await mutationsBy()) >= before + applied, 'a few items applied');
+  return { r, before };
+}
+
 describe('imports: write-back with the admin session', () => {
   let kpiIds: string[];
 
@@ -425,13 +438,9 @@ describe('imports: write-back with the admin session', () => {
   });
 
   it('a session lost mid-import pauses it (waiting_for_admin); a new sign-in resumes it, nothing applied twice', async () => {
-    await stack.sb.hook('faults', { route: 'graphql', count: 200, delayMs: 300 });
-    const before = await mutationsBy();
     // Values no id, port or timestamp in a durable history can hold (the history test looks for them).
     const items = Array.from({ length: 30 }, (_, i) => kpiItem(10 + i, 1000 + i + 0.375));
-    const r = await post({ operation: 'updateKpi', items });
-    expect(r.status).toBe(202);
-    await eventually(async () => (await mutationsBy()) >= before + 3, 'a few items applied');
+    const { r, before } = await slowImport(items, 3, 300);
     // An administrator signs the admin out everywhere, and the access token the app holds runs out.
     await stack.sb.hook('sessions/end', { username: 'admin' });
     await stack.sb.advance(301);
@@ -619,11 +628,8 @@ describe('imports: write-back with the admin session', () => {
     });
 
     it('the identity provider failing the refresh mid-import: the items not sent wait for the tenant, nothing applied twice', async () => {
-      await stack.sb.hook('faults', { route: 'graphql', count: 200, delayMs: 200 });
-      const before = await mutationsBy();
       const items = Array.from({ length: 20 }, (_, i) => kpiItem(60 + i, 2000 + i + 0.625));
-      const r = await post({ operation: 'updateKpi', items });
-      await eventually(async () => (await mutationsBy()) >= before + 3, 'a few items applied');
+      const { r, before } = await slowImport(items, 3);
       // The access token runs out, and every refresh meets an unavailable identity provider.
       await stack.sb.hook('faults', { route: 'token', status: 503, count: 50, retryAfterSeconds: 0 });
       await stack.advance(301);
@@ -642,11 +648,8 @@ describe('imports: write-back with the admin session', () => {
     });
 
     it('a session lost, then another admin signs in: the import waits for its own admin, says who; resumes under them only', async () => {
-      await stack.sb.hook('faults', { route: 'graphql', count: 200, delayMs: 200 });
-      const before = await mutationsBy();
       const items = Array.from({ length: 16 }, (_, i) => kpiItem(80 + i, 3000 + i + 0.125));
-      const r = await post({ operation: 'updateKpi', items });
-      await eventually(async () => (await mutationsBy()) >= before + 2, 'a few items applied');
+      const { r, before } = await slowImport(items, 2);
       await stack.sb.hook('sessions/end', { username: 'admin' });
       await stack.advance(301);
       await until(r.body.id, ['waiting_for_admin']);
