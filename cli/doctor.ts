@@ -16,6 +16,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
     if (!values.json) describeTarget(target);
     checks = await runDoctor(target.config, createAccessLayer(target.config), {
       embeddedSandbox: target.source === 'embedded',
+      localSandbox: target.source !== 'configured',
     });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

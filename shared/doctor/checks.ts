@@ -23,6 +23,8 @@ export interface DoctorOptions {
    * no admin session outlasts it, so none is looked for.
    */
   embeddedSandbox?: boolean;
+  /** The tenant is the local sandbox (embedded, or `npm start`'s): its built-in import operations apply, as there. */
+  localSandbox?: boolean;
 }
 
 /** What every check is given: the settings, the access layer, and which earlier checks passed. */
@@ -31,6 +33,7 @@ interface DoctorContext {
   access: AccessLayer;
   passed: Set<string>;
   embeddedSandbox: boolean;
+  localSandbox: boolean;
 }
 
 /** What an embedded sandbox's admin session would need: a tenant that lasts longer than one command. */
@@ -207,12 +210,12 @@ const delegatedSession: CheckRun = async ({ access, embeddedSandbox }) => {
  * tenant's schema (its mutation fields exist, its variables' types are the schema's), and an admin's session is
  * there to run them. Whether that person may change a given record, only the tenant says, per item.
  */
-const importOperations: CheckRun = async ({ config, access, embeddedSandbox }, signal) => {
+const importOperations: CheckRun = async ({ config, access, embeddedSandbox, localSandbox }, signal) => {
   const { loadOperations, schemaProblems } = await import('../imports/operations');
   let operations: Awaited<ReturnType<typeof loadOperations>>;
   try {
     operations = await loadOperations(config.imports.operationsFile, {
-      builtIns: config.development || Boolean(embeddedSandbox),
+      builtIns: config.development || localSandbox,
     });
   } catch (err) {
     if (!(err instanceof IntegrationError) || err.code !== 'imports_disabled') throw err;
@@ -392,6 +395,7 @@ export async function runDoctor(
     access,
     passed: new Set(),
     embeddedSandbox: options.embeddedSandbox ?? false,
+    localSandbox: options.localSandbox ?? options.embeddedSandbox ?? false,
   };
   const checks: Check[] = [];
   const run = async (name: string, check: CheckRun) => {
