@@ -39,6 +39,16 @@ describe('provision hook', () => {
       'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
     ]);
     expect(refused({ SYNC_SINKS: 'blob,postgres', POSTGRES_HOST: 'pg.example.com' })).toEqual([]);
+    // The import settings the infra passes on: a retention no longer than the admin's wait, a bad secret name.
+    expect(refused({ IMPORTS_RETENTION_DAYS: '1' })).toEqual([
+      'IMPORTS_RETENTION_DAYS: must be at least a day longer than IMPORTS_ADMIN_WAIT (a waiting import needs its items)',
+    ]);
+    expect(refused({ IMPORTS_REQUEST_SECRET_NAME: 'not a name!' })).toEqual([
+      expect.stringMatching(/^IMPORTS_REQUEST_SECRET_NAME: /),
+    ]);
+    expect(
+      refused({ IMPORT_OPERATIONS_FILE: 'config/import-operations.json', IMPORTS_RETENTION_DAYS: '7' }),
+    ).toEqual([]);
   });
 
   it('makes a resource suffix once and keeps it; the interval follows the schedule', () => {
