@@ -136,3 +136,15 @@ export const DOCTOR_HELP: CommandHelp = {
   options: [['--json', 'print {"ok", "checks": [{name, state, found, action}]} on stdout']],
   notes: 'Exit codes: 0 nothing failed (warnings allowed), 1 a check failed. Never prints a secret or token.',
 };
+
+export const SCHEDULE_HELP: CommandHelp = {
+  usage: 'schedule "<ncrontab>" [--from ISO] [--count N]',
+  summary:
+    'Prints the next runs of a timer schedule (SYNC_SCHEDULE) in UTC ISO 8601, one a line, with the meaning\n' +
+    'Azure’s timer trigger gives it (NCrontab: six fields, seconds first; the day of the month AND the day of the\n' +
+    'week must both match — "0 0 0 13 * 5" is Friday the 13th).',
+  options: [
+    ['--from ISO', 'count from this time instead of now (e.g. 2026-01-01T00:00:00Z)'],
+    ['--count N', 'how many runs (1–1000, default 5)'],
+  ],
+};

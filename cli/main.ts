@@ -7,6 +7,7 @@ import {
   DISCOVER_HELP,
   DOCTOR_HELP,
   EXPORT_HELP,
+  SCHEDULE_HELP,
   IMPORT_HELP,
   LOGIN_HELP,
   SANDBOX_HELP,
@@ -27,6 +28,10 @@ const COMMANDS: Record<string, { help: CommandHelp; run: Run }> = {
   import: { help: IMPORT_HELP, run: (args) => import('./import').then((m) => m.importCommand(args)) },
   secrets: { help: SECRETS_HELP, run: (args) => import('./secrets').then((m) => m.secretsCommand(args)) },
   doctor: { help: DOCTOR_HELP, run: (args) => import('./doctor').then((m) => m.doctorCommand(args)) },
+  schedule: {
+    help: SCHEDULE_HELP,
+    run: (args) => import('./schedule').then((m) => m.scheduleCommand(args)),
+  },
 };
 
 /** Set-up problems a person fixes before running again: exit 2 like a usage mistake, not 1 (a failed run). */

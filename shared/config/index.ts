@@ -176,7 +176,8 @@ export const settingsSchema = z
         }
       }),
     ).meta({
-      description: 'When the sync runs: NCRONTAB, six fields, seconds first, UTC.',
+      description:
+        'When the sync runs: NCRONTAB, six fields, seconds first, UTC — as Azure reads it, the day of the month and the day of the week must both match; `tenant-integrations schedule "<expr>"` prints the next runs.',
       default: '`0 */15 * * * *` (every 15 minutes)',
       usedBy: 'sync',
       group: 'sync',

@@ -51,7 +51,7 @@ describe('configuration', () => {
         return (err as ConfigError).problems.join('\n');
       }
     };
-    expect(problem('0 61 * * * *')).toMatch(/^SYNC_SCHEDULE: .*minute: "61" is out of range 0-59/);
+    expect(problem('0 61 * * * *')).toMatch(/^SYNC_SCHEDULE: .*minute: 61 is out of range 0-59/);
     expect(problem('0 0 0 30 2 *')).toMatch(/^SYNC_SCHEDULE: .*never fires/);
     expect(problem('*/5 * * * *')).toMatch(/^SYNC_SCHEDULE: .*six fields/);
   });
