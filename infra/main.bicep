@@ -95,16 +95,29 @@ param importsRequestSecretName string = ''
 @minValue(1)
 param syncIntervalMinutes int = 15
 
+@description('The sync-failed-in-a-row alert\'s window in minutes, one the log-alert API accepts: the preprovision hook derives it from SYNC_SCHEDULE (tools/provision.ts, `--print` shows it).')
+@allowed([5, 10, 15, 30, 45, 60, 120, 180, 240, 300, 360, 1440, 2880])
+param syncFailedWindowMinutes int = 60
+
+@description('The no-successful-sync alert\'s window in minutes (twice the schedule\'s longest gap, rounded up to an accepted one), from the preprovision hook.')
+@allowed([5, 10, 15, 30, 45, 60, 120, 180, 240, 300, 360, 1440, 2880])
+param noSuccessfulSyncWindowMinutes int = 30
+
+@description('Whether the no-successful-sync alert is on: off where twice the schedule\'s longest gap is longer than the two days an alert can look back (the hook decides).')
+param noSuccessfulSyncAlert bool = true
+
 @description('Part of every resource name, made once per deployment by the preprovision hook and cleared by postdown, so `azd up` after `azd down` does not collide with the soft-deleted Key Vaults (purge protection keeps their names 90 days).')
 param resourceSuffix string = ''
 
 var tags = { 'azd-env-name': environmentName }
+// The group also records the suffix, so a fresh clone or a teammate's azd finds the deployment instead of making a
+// second one beside it (tools/provision.ts refuses to make a suffix where the group exists).
 var token = toLower(uniqueString(subscription().id, environmentName, location, resourceSuffix))
 
 resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: 'rg-${environmentName}'
   location: location
-  tags: tags
+  tags: union(tags, { 'azd-resource-suffix': resourceSuffix })
 }
 
 module identity 'modules/identity.bicep' = {
@@ -128,6 +141,9 @@ module alerts 'modules/alerts.bicep' = {
     tags: tags
     alertEmail: alertEmail
     syncIntervalMinutes: syncIntervalMinutes
+    syncFailedWindowMinutes: syncFailedWindowMinutes
+    noSuccessfulSyncWindowMinutes: noSuccessfulSyncWindowMinutes
+    noSuccessfulSyncAlert: noSuccessfulSyncAlert
   }
 }
 
@@ -215,6 +231,8 @@ module app 'modules/function-app.bicep' = {
 output AZURE_LOCATION string = location
 output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
+// Kept in the azd environment by azd, and brought back by `azd env refresh` on another machine.
+output AZURE_RESOURCE_SUFFIX string = resourceSuffix
 output AZURE_FUNCTION_APP_NAME string = app.outputs.name
 output SERVICE_APP_URI string = app.outputs.uri
 output KEY_VAULT_URL string = vaults.outputs.credentialsVaultUri

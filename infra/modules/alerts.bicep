@@ -8,8 +8,14 @@ param tags object
 param alertEmail string = ''
 @description('Sync runs failed in a row before the alert fires.')
 param failedSyncsInARow int = 2
-@description('Minutes between scheduled syncs (from SYNC_SCHEDULE): no success for twice this long fires an alert.')
+@description('Minutes between scheduled syncs (from SYNC_SCHEDULE), for the rules\' descriptions.')
 param syncIntervalMinutes int = 15
+// The windows are computed by the preprovision hook (tools/provision.ts): the log-alert API accepts only these.
+@allowed([5, 10, 15, 30, 45, 60, 120, 180, 240, 300, 360, 1440, 2880])
+param syncFailedWindowMinutes int = 60
+@allowed([5, 10, 15, 30, 45, 60, 120, 180, 240, 300, 360, 1440, 2880])
+param noSuccessfulSyncWindowMinutes int = 30
+param noSuccessfulSyncAlert bool = true
 
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: appInsightsName
@@ -36,7 +42,8 @@ var rules = [
     name: 'sync-failed-in-a-row'
     description: 'Sync runs failed ${failedSyncsInARow} times in a row'
     severity: 2
-    windowMinutes: max(60, 2 * failedSyncsInARow * syncIntervalMinutes)
+    windowMinutes: syncFailedWindowMinutes
+    enabled: true
     query: 'traces | where message in ("sync run failed", "sync run completed") | project timestamp, failed = message == "sync run failed", runId = tostring(customDimensions.runId), code = tostring(customDimensions.code) | top ${failedSyncsInARow} by timestamp desc | summarize failures = countif(failed), runs = count() | where runs == ${failedSyncsInARow} and failures == runs'
   }
   {
@@ -44,6 +51,7 @@ var rules = [
     description: 'The identity provider rejected the M2M credential: rotate it or store its current secret'
     severity: 1
     windowMinutes: 15
+    enabled: true
     query: 'traces | where message == "M2M credential rejected" | project timestamp, clientId = tostring(customDimensions.clientId), code = tostring(customDimensions.code)'
   }
   {
@@ -51,6 +59,7 @@ var rules = [
     description: 'The admin delegated session needs a new login'
     severity: 2
     windowMinutes: 15
+    enabled: true
     query: 'traces | where message == "delegated session needs a new login" | project timestamp, tenant = tostring(customDimensions.tenant), reason = tostring(customDimensions.reason)'
   }
   {
@@ -58,6 +67,7 @@ var rules = [
     description: 'Exports are failing'
     severity: 2
     windowMinutes: 60
+    enabled: true
     query: 'traces | where message == "export failed" | project timestamp, runId = tostring(customDimensions.runId), code = tostring(customDimensions.code)'
   }
   {
@@ -65,6 +75,7 @@ var rules = [
     description: 'Imports (write-back) are failing'
     severity: 2
     windowMinutes: 60
+    enabled: true
     query: 'traces | where message == "import failed" | project timestamp, runId = tostring(customDimensions.runId), code = tostring(customDimensions.code)'
   }
   {
@@ -72,13 +83,15 @@ var rules = [
     description: 'An import waits for an admin to sign in again (the admin page, /api/manage)'
     severity: 2
     windowMinutes: 60
+    enabled: true
     query: 'traces | where message == "import waiting for admin" | project timestamp, runId = tostring(customDimensions.runId)'
   }
   {
     name: 'no-successful-sync'
-    description: 'No successful sync for twice the schedule interval'
+    description: 'No successful sync for twice the schedule interval (${2 * syncIntervalMinutes} minutes)'
     severity: 2
-    windowMinutes: max(30, 2 * syncIntervalMinutes)
+    windowMinutes: noSuccessfulSyncWindowMinutes
+    enabled: noSuccessfulSyncAlert
     query: 'union (traces | where message == "sync run completed" | project timestamp, runId = tostring(customDimensions.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
   }
 ]
@@ -91,7 +104,7 @@ resource alerts 'Microsoft.Insights/scheduledQueryRules@2023-03-15-preview' = [f
     displayName: rule.description
     description: rule.description
     severity: rule.severity
-    enabled: true
+    enabled: rule.enabled
     scopes: [ appInsights.id ]
     evaluationFrequency: 'PT5M'
     windowSize: 'PT${rule.windowMinutes}M'

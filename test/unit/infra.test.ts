@@ -7,6 +7,12 @@ import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/config';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { APP_NODE_OPTIONS } from '../../shared/node-flags';
+import {
+  ACCEPTED_WINDOW_MINUTES,
+  FAILED_SYNCS_IN_A_ROW,
+  resourceGroupName,
+  SUFFIX_TAG,
+} from '../../tools/provision';
 import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
 
 /*
@@ -78,15 +84,36 @@ describe('provisioning: the hooks azd runs, and what they feed', () => {
     expect(pkg.scripts.provision).toContain('node dist/tools/provision.js');
   });
 
-  it('the interval the hook derives feeds the no-successful-sync alert', () => {
-    expect(parameters().syncIntervalMinutes.value).toBe('${SYNC_INTERVAL_MINUTES=15}');
+  it('the alert windows the hook computes reach the rules, and Bicep takes only windows the API accepts', () => {
+    const p = parameters();
+    expect(p.syncIntervalMinutes.value).toBe('${SYNC_INTERVAL_MINUTES=15}');
+    expect(p.syncFailedWindowMinutes.value).toBe('${SYNC_FAILED_WINDOW_MINUTES=60}');
+    expect(p.noSuccessfulSyncWindowMinutes.value).toBe('${NO_SUCCESSFUL_SYNC_WINDOW_MINUTES=30}');
+    expect(p.noSuccessfulSyncAlert.value).toBe('${NO_SUCCESSFUL_SYNC_ALERT=true}');
     const m = main.modules.find((x) => x.path === 'modules/alerts.bicep');
-    expect(m?.body).toContain('syncIntervalMinutes: syncIntervalMinutes');
+    for (const name of ['syncFailedWindowMinutes', 'noSuccessfulSyncWindowMinutes', 'noSuccessfulSyncAlert'])
+      expect(m?.body).toContain(`${name}: ${name}`);
+    const alerts = modules['alerts.bicep'].text;
+    // No window is computed in Bicep any more: nothing here could test it (it was max(60, …) and max(30, …)).
+    expect(alerts).not.toMatch(/windowMinutes: max\(/);
+    expect(alerts).toContain('windowMinutes: syncFailedWindowMinutes');
+    expect(alerts).toContain('windowMinutes: noSuccessfulSyncWindowMinutes');
+    expect(alerts).toContain('enabled: noSuccessfulSyncAlert');
+    // Every fixed window is an accepted one, and both files allow exactly the list the hook rounds to.
+    for (const [, w] of alerts.matchAll(/windowMinutes: (\d+)/g))
+      expect(ACCEPTED_WINDOW_MINUTES).toContain(Number(w));
+    const allowed = `@allowed([${ACCEPTED_WINDOW_MINUTES.join(', ')}])`;
+    expect(alerts.split(allowed)).toHaveLength(3);
+    expect(main.text.split(allowed)).toHaveLength(3);
+    expect(alerts).toContain(`param failedSyncsInARow int = ${FAILED_SYNCS_IN_A_ROW}`);
   });
 
-  it('every resource name carries the suffix the hook makes, so azd up after azd down does not collide', () => {
+  it('every resource name carries the suffix the hook makes; the suffix lives on as an output and the group’s tag', () => {
     expect(parameters().resourceSuffix.value).toBe('${AZURE_RESOURCE_SUFFIX=}');
     expect(main.text).toContain('uniqueString(subscription().id, environmentName, location, resourceSuffix)');
+    expect(main.outputs.find((o) => o.name === 'AZURE_RESOURCE_SUFFIX')?.value).toBe('resourceSuffix');
+    expect(main.text).toContain(`tags: union(tags, { '${SUFFIX_TAG}': resourceSuffix })`);
+    expect(main.text).toContain(`name: '${resourceGroupName('${environmentName}')}'`);
   });
 
   it('the Entra sign-in: settings are written before authsettingsV2, and its redirect URI is an output', () => {
@@ -567,15 +594,59 @@ describe('deployment package (.funcignore)', () => {
   });
 });
 
-describe('CI workflow for the user repository', () => {
-  it('builds the Bicep and previews the provision', () => {
-    const wf = readFileSync(join(root, '.github/workflows/infra.yml'), 'utf8');
-    const parsed = parseYaml(wf);
+describe('CI workflows for the user repository', () => {
+  const workflow = (name: string) => {
+    const text = readFileSync(join(root, '.github/workflows', name), 'utf8');
+    return { text, parsed: parseYaml(text) };
+  };
+  /** The commands a job runs, in order (each step's `run`, or `uses`). */
+  const commands = (job: { steps: Array<{ run?: string; uses?: string }> }) =>
+    job.steps.map((s) => s.run ?? `uses ${s.uses}`);
+
+  it('builds the Bicep and previews the provision, installing before the hook runs and passing the suffix', () => {
+    const { text, parsed } = workflow('infra.yml');
     const steps = JSON.stringify(parsed.jobs);
     expect(steps).toContain('az bicep build --file infra/main.bicep');
-    expect(steps).toContain('azd provision --preview');
     expect(parsed.permissions).toMatchObject({ 'id-token': 'write' });
+    const preview = commands(parsed.jobs.preview);
+    const install = preview.indexOf('npm ci');
+    const provision = preview.findIndex((c) => c.includes('azd provision --preview'));
+    // The preprovision hook runs `npm run provision` (dist/tools/provision.js): it failed without an install.
+    expect(install).toBeGreaterThanOrEqual(0);
+    expect(install).toBeLessThan(provision);
+    expect(parsed.jobs.preview.env.AZURE_RESOURCE_SUFFIX).toBe('${{ vars.AZURE_RESOURCE_SUFFIX }}');
+    expect(preview[provision]).toContain('azd env set AZURE_RESOURCE_SUFFIX');
     // Federated credentials only: no secret in the workflow.
-    expect(wf).not.toMatch(/secrets\./);
+    expect(text).not.toMatch(/secrets\./);
+  });
+
+  it('deploys as azd pipeline config expects: federated login, install, provision then deploy, the same suffix', () => {
+    const { text, parsed } = workflow('azure-dev.yml');
+    expect(parsed.permissions).toMatchObject({ 'id-token': 'write' });
+    const job = parsed.jobs.deploy;
+    for (const v of [
+      'AZURE_CLIENT_ID',
+      'AZURE_TENANT_ID',
+      'AZURE_SUBSCRIPTION_ID',
+      'AZURE_ENV_NAME',
+      'AZURE_LOCATION',
+    ])
+      expect(job.env[v]).toBe(`\${{ vars.${v} }}`);
+    expect(job.env.AZURE_RESOURCE_SUFFIX).toBe('${{ vars.AZURE_RESOURCE_SUFFIX }}');
+    const steps = commands(job);
+    const at = (needle: string) => steps.findIndex((c) => c.includes(needle));
+    expect(at('npm ci')).toBeLessThan(at('azd provision --no-prompt'));
+    expect(at('azd auth login')).toBeLessThan(at('azd provision --no-prompt'));
+    const run = steps[at('azd provision --no-prompt')];
+    expect(run.indexOf('azd provision --no-prompt')).toBeLessThan(run.indexOf('azd deploy --no-prompt'));
+    expect(steps[at('azd auth login')]).toContain('--federated-credential-provider github');
+    // Every Bicep parameter azd fills from the environment that the workflow names is one main.parameters.json reads.
+    const file = readFileSync(join(root, 'infra/main.parameters.json'), 'utf8');
+    for (const v of Object.keys(job.env).filter(
+      (k) => !k.startsWith('AZURE_CLIENT') && !k.startsWith('AZURE_TENANT'),
+    ))
+      if (!['AZURE_SUBSCRIPTION_ID', 'AZURE_PRINCIPAL_TYPE', 'AZURE_ENV_NAME', 'AZURE_LOCATION'].includes(v))
+        expect([v, file.includes(`\${${v}`)]).toEqual([v, true]);
+    expect(text).not.toMatch(/secrets\./);
   });
 });
