@@ -220,6 +220,8 @@ module app 'modules/function-app.bicep' = {
       // The Entra role on the server is the identity's name (pgaadauth_create_principal, docs/sync.md).
       POSTGRES_USER: empty(postgresHost) ? '' : 'id-${token}'
       DURABLE_TASK_HUB: 'TenantIntegrations'
+      // Said outright, whatever the platform's own settings are on this SKU (shared/config: hostingOf).
+      HOSTED_IN_AZURE: 'true'
       // The young generation as the CLI's sync has it (shared/node-flags.ts, APP_NODE_OPTIONS); fixed when the heap
       // is made, so only Node's start can set it. The app sets the other flag itself at start-up.
       NODE_OPTIONS: '--max-semi-space-size=4'

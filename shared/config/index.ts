@@ -417,12 +417,39 @@ export const settingsSchema = z
       usedBy: 'telemetry',
       group: 'telemetry',
     }),
-    // Set by the platform on every Azure App Service and Functions instance: how the app knows it runs in Azure.
+    // Set by the platform: how the app knows it runs in Azure, as the Functions host itself tells its SKUs apart.
     WEBSITE_INSTANCE_ID: optional(z.string()).meta({
       description:
-        'Set by Azure on every instance (never set it yourself): outside Development, sinks that write to local folders are refused.',
+        'Set by Azure on App Service instances (never set it yourself): one of the signs that the app runs in Azure (`HOSTED_IN_AZURE`).',
       default: 'unset outside Azure',
-      usedBy: 'sync (dir sink)',
+      usedBy: 'sync (dir sink), logging',
+      group: 'azure',
+    }),
+    WEBSITE_SKU: optional(z.string()).meta({
+      description:
+        'Set by Azure (`FlexConsumption` on Flex Consumption; never set it yourself): one of the signs that the app runs in Azure.',
+      default: 'unset outside Azure',
+      usedBy: 'sync (dir sink), logging',
+      group: 'azure',
+    }),
+    CONTAINER_NAME: optional(z.string()).meta({
+      description:
+        'Set by Azure on Linux Consumption and Flex instances (never set it yourself): with `WEBSITE_SITE_NAME`, a sign that the app runs in Azure (alone it is not: containers elsewhere set it too).',
+      default: 'unset outside Azure',
+      usedBy: 'sync (dir sink), logging',
+      group: 'azure',
+    }),
+    WEBSITE_SITE_NAME: optional(z.string()).meta({
+      description: 'Set by Azure: the app’s name (never set it yourself).',
+      default: 'unset outside Azure',
+      usedBy: 'logging',
+      group: 'azure',
+    }),
+    HOSTED_IN_AZURE: optional(z.enum(['true', 'false'], { error: '`true` or `false`' })).meta({
+      description:
+        'Whether the app runs in Azure, said outright (the infra sets `true`); unset: told from `WEBSITE_SKU`, `CONTAINER_NAME` or `WEBSITE_INSTANCE_ID`. In Azure outside Development, folder sinks are refused and logs go to Application Insights only (no stderr copy the host would ingest again).',
+      default: 'unset: from the platform’s own settings',
+      usedBy: 'sync (dir sink), logging, doctor',
       group: 'azure',
     }),
     // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
@@ -477,9 +504,42 @@ export const settingsSchema = z
     }
   });
 
+/** The platform settings that say the app runs in Azure, in the order they are named (the first one found). */
+const HOSTED_SIGNS = ['HOSTED_IN_AZURE', 'WEBSITE_SKU', 'CONTAINER_NAME', 'WEBSITE_INSTANCE_ID'] as const;
+type HostedSettings = Partial<
+  Record<(typeof HOSTED_SIGNS)[number] | 'WEBSITE_SITE_NAME' | 'AZURE_FUNCTIONS_ENVIRONMENT', string>
+>;
+
+/**
+ * Where the app runs, and what said so: `HOSTED_IN_AZURE` when set (the infra sets it), else any of the platform's
+ * own settings — `WEBSITE_SKU` (Flex Consumption sets `FlexConsumption`), `CONTAINER_NAME` beside
+ * `WEBSITE_SITE_NAME` (Linux Consumption and Flex), `WEBSITE_INSTANCE_ID` (App Service) — the settings the Functions
+ * host tells its own hosting apart by.
+ */
+export function hostingOf(s: HostedSettings): { azure: boolean; because: string } {
+  if (s.HOSTED_IN_AZURE)
+    return { azure: s.HOSTED_IN_AZURE === 'true', because: `HOSTED_IN_AZURE=${s.HOSTED_IN_AZURE}` };
+  // CONTAINER_NAME alone is no sign: CI runners and development containers set it too (this project's own do).
+  const sign = HOSTED_SIGNS.slice(1).find((k) => s[k] && (k !== 'CONTAINER_NAME' || s.WEBSITE_SITE_NAME));
+  return sign
+    ? {
+        azure: true,
+        because:
+          sign === 'WEBSITE_SKU'
+            ? `WEBSITE_SKU=${s.WEBSITE_SKU}`
+            : sign === 'CONTAINER_NAME'
+              ? 'CONTAINER_NAME and WEBSITE_SITE_NAME are set'
+              : `${sign} is set`,
+      }
+    : {
+        azure: false,
+        because: 'none of WEBSITE_SKU, WEBSITE_INSTANCE_ID, CONTAINER_NAME with WEBSITE_SITE_NAME is set',
+      };
+}
+
 /** In Azure and not in Development: the app's folder is the read-only package mount. */
-function isHosted(s: { WEBSITE_INSTANCE_ID?: string; AZURE_FUNCTIONS_ENVIRONMENT?: string }): boolean {
-  return Boolean(s.WEBSITE_INSTANCE_ID) && s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() !== 'development';
+function isHosted(s: HostedSettings): boolean {
+  return hostingOf(s).azure && s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() !== 'development';
 }
 
 /** How the blob and dir sinks write change files: NDJSON, or with SYNC_FORMAT=parquet, Parquet too. */
@@ -553,8 +613,10 @@ export interface AppConfig {
   runHistoryDays: number;
   /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
   development: boolean;
-  /** Running in Azure outside Development (WEBSITE_INSTANCE_ID is set): no local folders to write to. */
+  /** Running in Azure outside Development (`hostingOf`): no local folders to write to, no stderr copy of logs. */
   hosted: boolean;
+  /** Where the app runs and what said so (doctor shows it). */
+  hosting: { azure: boolean; because: string };
   telemetry: TelemetrySettings;
 }
 
@@ -636,6 +698,7 @@ export function loadConfig(
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
     hosted: isHosted(s),
+    hosting: hostingOf(s),
     telemetry: {
       otlpEndpoint: s.OTEL_EXPORTER_OTLP_ENDPOINT,
       appInsightsConnectionString: s.APPLICATIONINSIGHTS_CONNECTION_STRING,

@@ -53,9 +53,11 @@ export function apiCredentialsPage(config: AppConfig): string {
 
 const configuration: CheckRun = async ({ config, access }) => ({
   state: 'ok',
-  found: config.tenant
-    ? `valid; tenant ${access.tenant.name} at ${access.tenant.baseUrl}`
-    : `valid; the embedded sandbox (${access.tenant.name})`,
+  found: `${
+    config.tenant
+      ? `valid; tenant ${access.tenant.name} at ${access.tenant.baseUrl}`
+      : `valid; the embedded sandbox (${access.tenant.name})`
+  }; ${config.hosting.azure ? 'in Azure' : 'not in Azure'} (${config.hosting.because})${config.development ? ', Development' : ''}`,
 });
 
 const secretStore: CheckRun = async ({ config, access }, signal) => {

@@ -136,6 +136,34 @@ describe('configuration', () => {
       expect(problems(good)).toEqual([]);
   });
 
+  it('knows it runs in Azure as the host does: HOSTED_IN_AZURE, WEBSITE_SKU, WEBSITE_INSTANCE_ID, CONTAINER_NAME beside WEBSITE_SITE_NAME', () => {
+    const hosting = (env: Record<string, string>) => {
+      const c = loadConfig(env);
+      return [c.hosted, c.hosting.azure, c.hosting.because];
+    };
+    expect(hosting({})).toEqual([false, false, expect.stringMatching(/^none of/)]);
+    expect(hosting({ WEBSITE_SKU: 'FlexConsumption' })).toEqual([true, true, 'WEBSITE_SKU=FlexConsumption']);
+    expect(hosting({ WEBSITE_INSTANCE_ID: 'abc' })).toEqual([true, true, 'WEBSITE_INSTANCE_ID is set']);
+    // A CI runner or a development container sets CONTAINER_NAME too (this machine does): alone it is no sign.
+    expect(hosting({ CONTAINER_NAME: 'ci-runner-1' })[1]).toBe(false);
+    expect(hosting({ CONTAINER_NAME: 'app_xyz', WEBSITE_SITE_NAME: 'func-abc' })).toEqual([
+      true,
+      true,
+      'CONTAINER_NAME and WEBSITE_SITE_NAME are set',
+    ]);
+    // Said outright, it wins either way; Development is never hosted (folders allowed, logs on stderr).
+    expect(hosting({ HOSTED_IN_AZURE: 'true' })).toEqual([true, true, 'HOSTED_IN_AZURE=true']);
+    expect(hosting({ HOSTED_IN_AZURE: 'false', WEBSITE_SKU: 'FlexConsumption' })[1]).toBe(false);
+    expect(hosting({ WEBSITE_SKU: 'FlexConsumption', AZURE_FUNCTIONS_ENVIRONMENT: 'Development' })[0]).toBe(
+      false,
+    );
+    expect(() => loadConfig({ HOSTED_IN_AZURE: 'yes' })).toThrow(/HOSTED_IN_AZURE: `true` or `false`/);
+    // In Azure a folder sink is refused whichever sign said so (it was WEBSITE_INSTANCE_ID only).
+    expect(() => loadConfig({ WEBSITE_SKU: 'FlexConsumption', SYNC_SINKS: 'dir:./out' })).toThrow(
+      /SYNC_SINKS: the dir sink/,
+    );
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ TENANT_NAME: '', KEY_VAULT_URL: ' ' }).keyVaultUrl).toBeUndefined();
   });

@@ -404,6 +404,7 @@ describe('app settings', () => {
       IMPORT_OPERATIONS_FILE: '',
       IMPORTS_REQUEST_SECRET_NAME: '',
       IMPORTS_RETENTION_DAYS: '30',
+      HOSTED_IN_AZURE: 'true',
       SYNC_FORMAT: 'ndjson',
       POSTGRES_HOST: '',
       POSTGRES_DATABASE: 'postgres',
@@ -419,6 +420,7 @@ describe('app settings', () => {
     ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB' && s !== 'NODE_OPTIONS').sort());
     const config = loadConfig(env);
     expect(config.tenant?.name).toBe('contoso');
+    expect(config).toMatchObject({ hosted: true, hosting: { azure: true, because: 'HOSTED_IN_AZURE=true' } });
     // Empty as deployed by default: imports are off until an operator names the file.
     expect(config.imports).toMatchObject({
       operationsFile: undefined,
