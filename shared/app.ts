@@ -31,7 +31,16 @@ export interface App {
    * One invocation's work in its span — a child of its run's span when `fields.runId` names one — with its
    * telemetry sent before it returns (the host may freeze the process right after).
    */
-  traced<T>(name: string, fields: LogData, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in a span of the run's trace (`fields.runId`). `failure` names the code of a failure the work returns
+   * rather than throws, so its span is marked failed too.
+   */
+  traced<T>(
+    name: string,
+    fields: LogData,
+    work: () => Promise<T>,
+    failure?: (result: T) => string | undefined,
+  ): Promise<T>;
 }
 
 let app: App | undefined;
@@ -118,16 +127,14 @@ export function appContext(): App {
         runs ??= runRecorder(config, { clock: appClock, logger });
         return runs;
       },
-      async traced(name, fields, work) {
+      async traced(name, fields, work, failure) {
         if (!telemetry) return work();
         const { inSpan, runContext } = require('./telemetry') as typeof import('./telemetry');
         try {
-          return await inSpan(
-            name,
-            fields,
-            work,
-            fields.runId ? { parent: runContext(String(fields.runId)) } : {},
-          );
+          return await inSpan(name, fields, work, {
+            ...(fields.runId ? { parent: runContext(String(fields.runId)) } : {}),
+            failure,
+          });
         } finally {
           await telemetry.flush();
         }

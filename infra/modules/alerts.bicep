@@ -92,7 +92,9 @@ var rules = [
     severity: 2
     windowMinutes: noSuccessfulSyncWindowMinutes
     enabled: noSuccessfulSyncAlert
-    query: 'union (traces | where message == "sync run completed" | project timestamp, runId = tostring(customDimensions.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
+    // A pass that goes on (its slices' `sync run progress`) counts as much as one that completed: a multi-hour full
+    // pass of a large tenant is not a sync that stopped succeeding.
+    query: 'union (traces | where message in ("sync run completed", "sync run progress") | project timestamp, runId = tostring(customDimensions.runId)), (print timestamp = datetime(null), runId = "") | summarize succeeded = countif(isnotempty(runId)) | where succeeded == 0'
   }
 ]
 
@@ -137,7 +139,7 @@ var workbookContent = {
       content: {
         version: 'KqlItem/1.0'
         title: 'Runs over time, by kind and outcome'
-        query: 'dependencies | where name in ("sync run", "export run", "device login") | summarize runs = count() by bin(timestamp, 1h), outcome = strcat(tostring(customDimensions.kind), " ", tostring(customDimensions.outcome)) | render columnchart'
+        query: 'dependencies | where name in ("sync run", "export run", "import run", "device login") | summarize runs = count() by bin(timestamp, 1h), outcome = strcat(tostring(customDimensions.kind), " ", tostring(customDimensions.outcome)) | render columnchart'
         queryType: 0
         resourceType: 'microsoft.insights/components'
         visualization: 'barchart'

@@ -4,7 +4,7 @@ import { tenantEndpoints } from '../auth/endpoints';
 import { ERRORS, type ErrorCode } from '../errors';
 import type { RunSummary } from '../runs/history';
 import type { SecretStore } from '../secrets/types';
-import { endRunSpan } from '../telemetry';
+import { endRunSpan, RUN_SPAN } from '../telemetry';
 import type { DeviceCode } from './flow';
 import { pollDeviceToken, requestDeviceCode } from './idp';
 import {
@@ -118,7 +118,7 @@ export async function endActivity(app: App, input: unknown): Promise<void> {
     });
     await app.runs().save(summary);
     endRunSpan(
-      'device login',
+      RUN_SPAN.login,
       run.runId,
       run.startedAt,
       { kind: 'login', outcome: summary.outcome, state: view.state },

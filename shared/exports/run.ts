@@ -4,7 +4,7 @@ import { guardedPost } from './callback';
 import { z } from 'zod';
 import type { App } from '../app';
 import { exportSummary } from '../runs/summary';
-import { endRunSpan } from '../telemetry';
+import { endRunSpan, RUN_SPAN } from '../telemetry';
 import {
   exportInputSchema,
   exportStateSchema,
@@ -144,8 +144,12 @@ export async function notifyExport(
 /** One stream of an export to its blob, streaming; the outcome (file or error) for the manifest. */
 export function exportStreamActivity(app: App, input: unknown): Promise<StreamOutcome> {
   const task = streamTaskSchema.parse(input);
-  return app.traced('export stream', { runId: task.id, stream: task.stream }, () =>
-    runExportStream(app.exports(), app.access().graphql, task),
+  return app.traced(
+    'export stream',
+    { runId: task.id, stream: task.stream },
+    () => runExportStream(app.exports(), app.access().graphql, task),
+    // A stream that failed is an outcome (the others go on): its span is marked failed all the same.
+    (o) => (o.ok ? undefined : 'export_failed'),
   );
 }
 
@@ -169,7 +173,7 @@ async function endExport(
     app.logger.log('warn', 'export failed', { runId: input.id, tenant: input.tenant, code: 'export_failed' });
   await app.runs().save(summary);
   endRunSpan(
-    'export run',
+    RUN_SPAN.export,
     input.id,
     input.requestedAt,
     { tenant: input.tenant, kind: 'export', outcome: summary.outcome, count: input.streams.length },

@@ -3,7 +3,7 @@ import type { App } from '../app';
 import { guardedPost } from '../exports/callback';
 import { SignedPoster } from '../net/webhook';
 import { importSummary } from '../runs/summary';
-import { endRunSpan } from '../telemetry';
+import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
 import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
 import type { ImportSetup } from './setup';
@@ -156,7 +156,7 @@ export async function importFinishActivity(app: App, raw: unknown): Promise<Coun
     await setup.store.end(input.id, finishedAt);
     await setup.expireEnded();
     endRunSpan(
-      'import run',
+      RUN_SPAN.import,
       input.id,
       input.requestedAt,
       { tenant: input.tenant, kind: 'import', outcome: summary.outcome, count: input.total },

@@ -8,6 +8,7 @@ import type { LogField } from './index';
 export const ALERT_RECORDS = {
   'sync run failed': ['runId', 'tenant', 'code'],
   'sync run completed': ['runId', 'tenant'],
+  'sync run progress': ['runId', 'tenant', 'stream'],
   'M2M credential rejected': ['clientId', 'code'],
   'delegated session needs a new login': ['tenant', 'reason'],
   'export failed': ['runId', 'tenant', 'code'],

@@ -6,7 +6,7 @@ import { ERRORS } from '../errors';
 import { exportInstanceId } from '../exports/orchestration';
 import { importInstanceId } from '../imports/orchestration';
 import { syncInstanceId } from '../sync/orchestration';
-import { endRunSpan } from '../telemetry';
+import { endRunSpan, RUN_SPAN } from '../telemetry';
 import type { RunSummary } from './history';
 
 /** The log record each kind's failure carries: what the alert rules in infra/ count (shared/log/alerts.ts). */
@@ -70,7 +70,7 @@ export async function sweepStoppedRuns(
       });
       app.logger.log('warn', FAILED_RECORD[run.kind], { runId: run.id, tenant, code: 'run_stopped' });
       endRunSpan(
-        `${run.kind} run`,
+        RUN_SPAN[run.kind],
         run.id,
         run.startedAt,
         { tenant, kind: run.kind, outcome: 'failed' },

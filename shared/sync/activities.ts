@@ -1,7 +1,7 @@
 import type { App } from '../app';
 import { codeOf } from '../errors';
 import { interruptionsAfter, syncSummary } from '../runs/summary';
-import { endRunSpan } from '../telemetry';
+import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { noCounts } from './counts';
 import {
   beginInputSchema,
@@ -90,29 +90,44 @@ export async function syncBeginActivity(app: App, input: unknown): Promise<Begin
 /** One stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
 export async function syncSliceActivity(app: App, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
-  return app.traced('sync stream', { runId: run.runId, stream }, async () => {
-    const sync = app.sync();
-    // The streams the run began with, from its record (the catalog may have moved on since).
-    const record = await sync.context.state.readRun(sync.context.tenant);
-    const current = record?.runId === run.runId ? record : undefined;
-    const blocked = current && blockedResult(current, stream);
-    if (blocked) return blocked;
-    const definition = current && streamsOf(current).find((s) => s.name === stream);
-    if (!current || !definition)
-      return {
-        stream,
-        ok: false,
-        done: false,
-        counts: noCounts(),
-        error: `stream ${stream} is not in run ${run.runId}'s record`,
-        errorCode: 'unexpected',
-      };
-    const started = app.clock.now();
-    const result = await syncStream(app.access().graphql, definition, current, sync.context, {
-      deadlineMs: started + SLICE_SECONDS * 1000,
-    });
-    return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
-  });
+  return app.traced(
+    'sync stream',
+    { runId: run.runId, stream },
+    async () => {
+      const sync = app.sync();
+      // The streams the run began with, from its record (the catalog may have moved on since).
+      const record = await sync.context.state.readRun(sync.context.tenant);
+      const current = record?.runId === run.runId ? record : undefined;
+      const blocked = current && blockedResult(current, stream);
+      if (blocked) return blocked;
+      const definition = current && streamsOf(current).find((s) => s.name === stream);
+      if (!current || !definition)
+        return {
+          stream,
+          ok: false,
+          done: false,
+          counts: noCounts(),
+          error: `stream ${stream} is not in run ${run.runId}'s record`,
+          errorCode: 'unexpected',
+        };
+      const started = app.clock.now();
+      const result = await syncStream(app.access().graphql, definition, current, sync.context, {
+        deadlineMs: started + SLICE_SECONDS * 1000,
+      });
+      // The heartbeat of a long pass: the no-successful-sync alert in infra/ counts these as well as completed
+      // runs, so a multi-hour full pass that goes on doing its slices does not look like a sync that stopped.
+      if (result.ok)
+        app.logger.log('info', 'sync run progress', {
+          runId: run.runId,
+          tenant: app.config.tenant?.name,
+          stream,
+          records: result.counts.read,
+        });
+      return { ...result, durationMs: Math.max(0, Math.round(app.clock.now() - started)) };
+    },
+    // A stream that failed returns its result (the run goes on): its span is marked failed all the same.
+    (r) => (r.ok ? undefined : (r.errorCode ?? 'sync_failed')),
+  );
 }
 
 /** Ends the run in the history, the logs the alerts read, and its trace. */
@@ -146,7 +161,7 @@ async function endRun(
   await app.runs().save(summary);
   const totals = results.reduce((t, r) => ({ records: t.records + r.counts.read }), { records: 0 });
   endRunSpan(
-    'sync run',
+    RUN_SPAN.sync,
     run.runId,
     run.startedAt,
     {

@@ -59,10 +59,21 @@ export function runSpanContext(runId: string): SpanContext {
 export const runContext = (runId: string): Context =>
   trace.setSpanContext(ROOT_CONTEXT, runSpanContext(runId));
 
-export interface SpanOptions {
+export interface SpanOptions<T = unknown> {
   kind?: SpanKind;
   /** Default: the active context (the caller's span). */
   parent?: Context;
+  /**
+   * For work that reports a failure in what it returns instead of throwing (a stream's result with `ok: false`):
+   * the failure's code, which marks the span failed as a thrown error would; undefined when the work succeeded.
+   */
+  failure?: (result: T) => string | undefined;
+}
+
+/** Marks a span failed with an error code: its `code` attribute and an ERROR status (what queries filter on). */
+function markFailed(span: Span, code: string): void {
+  span.setAttribute('code', code);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
 }
 
 /**
@@ -73,7 +84,7 @@ export async function inSpan<T>(
   name: string,
   fields: LogData,
   work: (span: Span) => Promise<T>,
-  options: SpanOptions = {},
+  options: SpanOptions<T> = {},
 ): Promise<T> {
   if (!recording) return work(NOT_RECORDED);
   const parent = options.parent ?? context.active();
@@ -83,11 +94,12 @@ export async function inSpan<T>(
     parent,
   );
   try {
-    return await context.with(trace.setSpan(parent, span), () => work(span));
+    const result = await context.with(trace.setSpan(parent, span), () => work(span));
+    const failed = options.failure?.(result);
+    if (failed) markFailed(span, failed);
+    return result;
   } catch (err) {
-    const code = codeOf(err);
-    span.setAttribute('code', code);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    markFailed(span, codeOf(err));
     throw err;
   } finally {
     span.end();
@@ -101,6 +113,17 @@ export async function inSpan<T>(
 export const setFields = (span: Span, fields: LogData) => {
   if (span.isRecording()) span.setAttributes(attributes(fields));
 };
+
+/**
+ * The name of each kind of run's own span: what the workbook's runs chart and the docs' queries read. A run that
+ * ends by itself and one the sweep ends (stopped) carry the same name.
+ */
+export const RUN_SPAN = {
+  sync: 'sync run',
+  export: 'export run',
+  import: 'import run',
+  login: 'device login',
+} as const;
 
 /** Where the SDK is told which ids the next span gets (./setup.ts reads it in its id generator). */
 export const FORCED_IDS = Symbol.for('tenant-integrations.telemetry.forced-ids');
@@ -133,10 +156,7 @@ export function endRunSpan(
   } finally {
     delete g[FORCED_IDS];
   }
-  if (failure) {
-    span.setAttribute('code', failure);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
-  }
+  if (failure) markFailed(span, failure);
   span.end(new Date(Math.max(endedAtMs, Date.parse(startedAt))));
 }
 

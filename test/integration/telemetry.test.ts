@@ -1,5 +1,9 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILT_IN_OPERATIONS } from '../../shared/imports/operations';
 import type { RunSummary } from '../../shared/runs/history';
-import { runSpanContext } from '../../shared/telemetry';
+import { RUN_SPAN, runSpanContext } from '../../shared/telemetry';
 import { startCollector, type Collector, type ReceivedSpan } from '../helpers/collector';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
@@ -16,9 +20,19 @@ let collector: Collector;
 let stack: Stack;
 beforeAll(async () => {
   collector = await startCollector();
+  // Imports on, as an operator turns them on outside development: the sandbox's mutation named in a file.
+  const operations = join(await mkdtemp(join(tmpdir(), 'ti-telemetry-')), 'operations.json');
+  await writeFile(
+    operations,
+    JSON.stringify({ operations: { updateKpi: BUILT_IN_OPERATIONS.updateKpi.document } }),
+  );
   stack = await stackFixture({
     sandbox: { records: 120 },
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_SERVICE_NAME: 'ti-test' },
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_SERVICE_NAME: 'ti-test',
+      IMPORT_OPERATIONS_FILE: operations,
+    },
   });
 }, 600_000);
 afterAll(async () => {
@@ -175,6 +189,96 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     });
     // The login is in the run history too.
     expect((await runs('login'))[0]).toMatchObject({ id: runId, outcome: 'succeeded' });
+  });
+
+  it('a stream that fails returns its result, and its span is failed with its code: the documented query finds it', async () => {
+    // The tenant refuses one stream’s query (HTTP 400 with GraphQL errors): the run goes on with the others, and fails.
+    await stack.sb.hook('faults', { route: 'graphql', status: 400, match: 'Sync_kpis', count: 50 });
+    expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
+    const failed = await eventually(
+      async () => {
+        const [latest] = await runs('sync');
+        return latest && latest.id !== syncRun.id && latest.outcome !== 'running' && latest;
+      },
+      'the second sync to finish',
+      120_000,
+    );
+    await stack.sb.hook('faults/clear');
+    expect(failed.outcome).toBe('failed');
+    const spans = await traceOf(failed.id, RUN_SPAN.sync);
+    // `dependencies | where name == "sync stream" and success == false | project …, stream, code` (docs/operations.md)
+    const failedStreams = spans.filter((s) => s.name === 'sync stream' && s.status?.code === 2);
+    expect(failedStreams.map((s) => [s.attributes.stream, s.attributes.code])).toEqual([
+      ['kpis', 'graphql_errors'],
+    ]);
+    // The others succeeded, and each slice that read its pages left the heartbeat the no-successful-sync alert counts.
+    const ok = spans.filter((s) => s.name === 'sync stream' && s.status?.code !== 2);
+    expect(ok).toHaveLength(5);
+    const progress = collector
+      .received()
+      .logs.filter((l) => l.body === 'sync run progress' && l.attributes.runId === failed.id);
+    expect(new Set(progress.map((l) => l.attributes.stream)).size).toBe(5);
+    for (const l of progress)
+      expect(l.attributes).toMatchObject({ tenant: stack.sb.tenant, records: expect.any(Number) });
+    expect(spans.find((s) => !s.parentSpanId)).toMatchObject({
+      status: { code: 2 },
+      attributes: { outcome: 'failed' },
+    });
+  });
+
+  it('an import is one trace ending in its “import run” span, as the workbook’s runs chart reads it', async () => {
+    const res = await stack.json(
+      'imports',
+      {
+        method: 'POST',
+        body: JSON.stringify({
+          operation: 'updateKpi',
+          items: [{ key: 'a', variables: { id: 'kpi-0000001', input: { value: 1.5 } } }],
+        }),
+        headers: { 'content-type': 'application/json' },
+      },
+      stack.keys.function,
+    );
+    expect(res.status === 202 ? '' : res.text).toBe('');
+    const spans = await traceOf(res.body.id, RUN_SPAN.import);
+    expectConnected(spans, res.body.id);
+    expect(spans.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['import accepted', 'import apply', 'import finish']),
+    );
+    expect(spans.find((s) => !s.parentSpanId)?.attributes).toMatchObject({
+      kind: 'import',
+      outcome: 'succeeded',
+    });
+  });
+
+  it('a login stopped from outside is ended by the sweep under the same span name as any login, failed run_stopped', async () => {
+    const login = await stack.json('manage/device-login?force=true', { method: 'POST' });
+    expect(login.status).toBe(202);
+    await fetch(
+      `${stack.url}/runtime/webhooks/durabletask/instances/${login.body.id}/terminate?reason=operator&code=${stack.keys.system}`,
+      { method: 'POST' },
+    );
+    await eventually(
+      async () =>
+        (
+          await (
+            await fetch(
+              `${stack.url}/runtime/webhooks/durabletask/instances/${login.body.id}?code=${stack.keys.system}`,
+            )
+          ).json()
+        ).runtimeStatus === 'Terminated',
+      'the login to be terminated',
+    );
+    // The sweep (before a sync starts) leaves runs younger than a minute alone.
+    await stack.advance(120);
+    expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
+    const spans = await traceOf(login.body.runId, RUN_SPAN.login);
+    const root = spans.find((s) => !s.parentSpanId);
+    expect(root).toMatchObject({
+      name: 'device login',
+      status: { code: 2 },
+      attributes: { kind: 'login', outcome: 'failed', code: 'run_stopped' },
+    });
   });
 
   it('no span or log record carries a secret, a token, a device code or a record value', async () => {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FIELDS } from '../../shared/log/fields';
+import { RUN_SPAN } from '../../shared/telemetry';
 
 /**
  * Every query an operator is given — the alert rules and the workbook in Bicep, the queries in the docs — reads only
@@ -30,8 +31,8 @@ const MESSAGES = new Set(
 /** The span names the app records: the literal first argument of `inSpan`, `traced` and `endRunSpan`. */
 const SPANS = new Set([
   ...[...code.matchAll(/\b(?:inSpan|traced|endRunSpan)\(\s*'([^']+)'/g)].map((m) => m[1]),
-  // The sweep ends a stopped run's trace under its kind's name.
-  ...['sync run', 'export run', 'login run'],
+  // Each kind's run span, by the one map every run and the sweep name it from.
+  ...Object.values(RUN_SPAN),
 ]);
 
 /** What App Insights has in the tables the app's telemetry fills (Azure Monitor's OpenTelemetry mapping). */
@@ -59,7 +60,7 @@ const COLUMNS: Record<string, string[]> = {
   ],
 };
 const KQL = new Set(
-  'where project extend summarize by top desc asc union print render and or not in count countif isnotempty isnotnull tostring todouble toint bin percentile datetime null true false strcat startswith contains has columnchart timechart barchart h d m let'.split(
+  'where project extend summarize by top desc asc union print render and or not in count countif sum isnotempty isnotnull tostring todouble toint bin percentile datetime null true false strcat startswith contains has columnchart timechart barchart h d m let'.split(
     ' ',
   ),
 );
