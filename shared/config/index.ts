@@ -41,6 +41,9 @@ function storageConnectionString(text: string): boolean {
 }
 
 /** `30m`, `12h`, `1d` — or ISO 8601's `PT30M`, `PT12H`, `P1D`, `P1DT12H` — in milliseconds. */
+/** ACTIVITY_SLICE_SECONDS by default: four minutes an activity. */
+export const DEFAULT_SLICE_SECONDS = 240;
+
 export function durationMs(text: string): number {
   const iso = /^P(?:(\d{1,6})D)?(?:T(?:(\d{1,6})H)?(?:(\d{1,6})M)?)?$/i.exec(text);
   if (iso) return ((Number(iso[1] ?? 0) * 24 + Number(iso[2] ?? 0)) * 60 + Number(iso[3] ?? 0)) * 60_000;
@@ -386,6 +389,15 @@ export const settingsSchema = z
       usedBy: 'sync (postgres sink)',
       group: 'secret-name',
     }),
+    ACTIVITY_SLICE_SECONDS: optional(
+      z.coerce.number().int('a whole number').min(1, 'at least 1').max(1500, 'at most 1500 (25 minutes)'),
+    ).meta({
+      description:
+        'The longest one sync, export or import activity works before the next resumes from its cursor (1–1500): well inside host.json’s 30-minute functionTimeout and Flex Consumption’s 60-minute scale-in drain.',
+      default: '`240`',
+      usedBy: 'sync, export, import',
+      group: 'azure',
+    }),
     RUN_HISTORY_DAYS: optional(
       z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
     ).meta({
@@ -611,6 +623,8 @@ export interface AppConfig {
   };
   /** Days of run summaries kept. */
   runHistoryDays: number;
+  /** ACTIVITY_SLICE_SECONDS: the longest one sync, export or import activity works before handing back. */
+  activitySliceSeconds: number;
   /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
   development: boolean;
   /** Running in Azure outside Development (`hostingOf`): no local folders to write to, no stderr copy of logs. */
@@ -696,6 +710,7 @@ export function loadConfig(
     },
     schemaChanges: s.SYNC_SCHEMA_CHANGES ?? 'report',
     runHistoryDays: s.RUN_HISTORY_DAYS ?? 30,
+    activitySliceSeconds: s.ACTIVITY_SLICE_SECONDS ?? DEFAULT_SLICE_SECONDS,
     development: s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() === 'development',
     hosted: isHosted(s),
     hosting: hostingOf(s),

@@ -14,20 +14,43 @@ export interface RecordEncoder {
   start(): string;
   page(records: unknown[]): string;
   end(): string;
+  /** Whether a record has been written (this slice's or, continuing, an earlier slice's). */
+  written(): boolean;
 }
 
-export function encoderFor(format: TextFormat, columns: string[] = []): RecordEncoder {
+/**
+ * `continuing`: the file was begun by an earlier slice of the export (shared/exports/storage.ts), so its start (CSV's
+ * header, JSON's `[`) is not written again, and JSON's next record follows a comma if one was written before.
+ */
+export function encoderFor(
+  format: TextFormat,
+  columns: string[] = [],
+  options: { continuing?: { written: boolean } } = {},
+): RecordEncoder {
+  const continuing = options.continuing;
+  let any = continuing?.written ?? false;
+  const written = () => any;
   if (format === 'ndjson')
-    return { start: () => '', page: (rs) => rs.map((r) => `${JSON.stringify(r)}\n`).join(''), end: () => '' };
-  if (format === 'json') {
-    let first = true;
     return {
-      start: () => '[',
+      start: () => '',
+      page: (rs) => {
+        if (rs.length) any = true;
+        return rs.map((r) => `${JSON.stringify(r)}\n`).join('');
+      },
+      end: () => '',
+      written,
+    };
+  if (format === 'json') {
+    let first = !any;
+    return {
+      written,
+      start: () => (continuing ? '' : '['),
       page: (rs) =>
         rs
           .map((r) => {
             const s = `${first ? '\n' : ',\n'}${JSON.stringify(r)}`;
             first = false;
+            any = true;
             return s;
           })
           .join(''),
@@ -36,9 +59,13 @@ export function encoderFor(format: TextFormat, columns: string[] = []): RecordEn
   }
   const cells = columns.map(pathGetter);
   return {
-    start: () => `${columns.map(csvCell).join(',')}\r\n`,
-    page: (rs) => rs.map((r) => `${cells.map((cell) => csvCell(cellValue(cell(r)))).join(',')}\r\n`).join(''),
+    start: () => (continuing ? '' : `${columns.map(csvCell).join(',')}\r\n`),
+    page: (rs) => {
+      if (rs.length) any = true;
+      return rs.map((r) => `${cells.map((cell) => csvCell(cellValue(cell(r)))).join(',')}\r\n`).join('');
+    },
     end: () => '',
+    written,
   };
 }
 

@@ -29,6 +29,8 @@ export type ExportInput = z.infer<typeof exportInputSchema>;
 
 export const streamTaskSchema = exportInputSchema.pick({ id: true, format: true, gzip: true }).extend({
   stream: z.string(),
+  /** Which activity of the stream's file this is, from 0 (shared/exports/storage.ts: `writeSlice`). */
+  slice: z.number().int().min(0).default(0),
 });
 export type StreamTask = z.infer<typeof streamTaskSchema>;
 
@@ -39,6 +41,8 @@ const fileSchema = z.object({
   records: z.number(),
   bytes: z.number(),
   sha256: z.string(),
+  /** Activities the file took (ACTIVITY_SLICE_SECONDS each at most); absent in exports before slicing. */
+  slices: z.number().int().optional(),
 });
 export type StoredFile = z.infer<typeof fileSchema>;
 
@@ -47,6 +51,18 @@ export const streamOutcomeSchema = z.union([
   z.object({ ok: z.literal(false), stream: z.string(), error: z.string() }),
 ]);
 export type StreamOutcome = z.infer<typeof streamOutcomeSchema>;
+
+/** A slice that ended with pages left: the next activity carries on (`slice + 1`). */
+export interface MoreToWrite {
+  ok: true;
+  more: true;
+  stream: string;
+  slice: number;
+  records: number;
+}
+
+/** What one stream activity answers: the stream's outcome, or that it goes on in the next slice. */
+export type StreamSlice = StreamOutcome | MoreToWrite;
 
 export type ExportStreamState = 'pending' | 'running' | 'completed' | 'failed';
 
@@ -68,6 +84,8 @@ export const exportStateSchema = z.object({
       records: z.number().optional(),
       bytes: z.number().optional(),
       sha256: z.string().optional(),
+      /** Activities the stream's file took so far (ACTIVITY_SLICE_SECONDS each at most). */
+      slices: z.number().int().optional(),
       error: z.string().optional(),
     }),
   ),
@@ -82,21 +100,24 @@ export const exportStateSchema = z.object({
 });
 export type ExportState = z.infer<typeof exportStateSchema>;
 
-/** The state from the input and what the streams have done so far. */
+/** The state from the input and what the streams have done so far (`going`: records and slices of those running). */
 export function exportState(
   input: ExportInput,
   outcomes: Record<string, StreamOutcome>,
   running: string[],
   final?: { status: 'completed' | 'failed'; finishedAt: string; manifest?: string; error?: string },
+  going: Record<string, { records: number; slices: number }> = {},
 ): ExportState {
   const streams = input.streams.map((name) => {
     const o = outcomes[name];
     if (o?.ok) {
-      const { records, bytes, sha256 } = o.file;
-      return { name, status: 'completed' as const, records, bytes, sha256 };
+      const { records, bytes, sha256, slices } = o.file;
+      return { name, status: 'completed' as const, records, bytes, sha256, slices: slices ?? 1 };
     }
     if (o) return { name, status: 'failed' as const, error: o.error };
-    return { name, status: running.includes(name) ? ('running' as const) : ('pending' as const) };
+    if (!running.includes(name)) return { name, status: 'pending' as const };
+    const g = going[name];
+    return { name, status: 'running' as const, ...(g ? { records: g.records, slices: g.slices } : {}) };
   });
   const files = input.streams.flatMap((s) => {
     const o = outcomes[s];
@@ -130,19 +151,34 @@ export function* exportOrchestrator(context: OrchestrationContext): Generator<Ta
     while (pending.length && !failures.length) {
       const wave = pending.slice(0, EXPORT_CONCURRENCY);
       pending = pending.slice(EXPORT_CONCURRENCY);
-      context.df.setCustomStatus(exportState(input, outcomes, wave));
-      const out = (yield context.df.Task.all(
-        wave.map((stream) =>
-          context.df.callActivity(EXPORT.stream, {
-            id: input.id,
-            format: input.format,
-            gzip: input.gzip,
-            stream,
-          }),
-        ),
-      )) as StreamOutcome[];
-      for (const o of out) outcomes[o.ok ? o.file.stream : o.stream] = o;
-      failures = out.flatMap((o) => (o.ok ? [] : [`${o.stream}: ${o.error}`]));
+      // Each stream of the wave slice by slice (ACTIVITY_SLICE_SECONDS each) until its file is written.
+      let slices = wave.map((stream) => ({ stream, slice: 0 }));
+      const going: Record<string, { records: number; slices: number }> = {};
+      while (slices.length) {
+        context.df.setCustomStatus(exportState(input, outcomes, wave, undefined, going));
+        const out = (yield context.df.Task.all(
+          slices.map(({ stream, slice }) =>
+            context.df.callActivity(EXPORT.stream, {
+              id: input.id,
+              format: input.format,
+              gzip: input.gzip,
+              stream,
+              slice,
+            }),
+          ),
+        )) as StreamSlice[];
+        slices = [];
+        for (const o of out) {
+          if ('more' in o) {
+            going[o.stream] = { records: o.records, slices: o.slice + 1 };
+            slices.push({ stream: o.stream, slice: o.slice + 1 });
+          } else outcomes[o.ok ? o.file.stream : o.stream] = o;
+        }
+      }
+      failures = wave.flatMap((s) => {
+        const o = outcomes[s];
+        return o && !o.ok ? [`${o.stream}: ${o.error}`] : [];
+      });
     }
     const finishedAt = context.df.currentUtcDateTime.toISOString();
     const { manifest } = (yield context.df.callActivity(EXPORT.finish, {

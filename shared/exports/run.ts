@@ -13,6 +13,7 @@ import {
   type ExportInput,
   type ExportState,
   type StreamOutcome,
+  type StreamSlice,
   type StreamTask,
 } from './orchestration';
 import type { ExportSetup } from './setup';
@@ -21,16 +22,31 @@ import type { DownloadLink } from './storage';
 /** `{id}/controls.csv` → `controls.csv`: what callers call a file. */
 const fileName = (blobName: string) => blobName.slice(blobName.indexOf('/') + 1);
 
-/** One stream to its blob. A failure is an outcome (with its message), so the other streams' results stay. */
+/**
+ * One slice of a stream to its blob, for up to ACTIVITY_SLICE_SECONDS: the file, or where it stands with more to
+ * write. A failure is an outcome (with its message), so the other streams' results stay.
+ */
 export async function runExportStream(
   setup: ExportSetup,
   graphql: TenantGraphqlClient,
   task: StreamTask,
-): Promise<StreamOutcome> {
+): Promise<StreamSlice> {
   const stream = (await setup.streams()).find((s) => s.name === task.stream);
   if (!stream) return { ok: false, stream: task.stream, error: `stream ${task.stream} is no longer defined` };
   try {
-    const file = await setup.storage.writeStream(graphql, stream, task);
+    const outcome = await setup.storage.writeSlice(graphql, stream, task, {
+      deadlineMs: setup.clock.now() + setup.sliceSeconds * 1000,
+      clock: setup.clock,
+    });
+    if ('more' in outcome) {
+      setup.logger.log('info', 'export stream sliced', {
+        stream: task.stream,
+        records: outcome.more.records,
+        count: outcome.more.slice + 1,
+      });
+      return { ok: true, more: true, ...outcome.more };
+    }
+    const file = outcome.done;
     setup.logger.log('info', 'export stream written', { stream: task.stream, records: file.records });
     return { ok: true, file };
   } catch (err) {
@@ -141,12 +157,15 @@ export async function notifyExport(
  * in a span of the export's trace (its run id is the export id).
  */
 
-/** One stream of an export to its blob, streaming; the outcome (file or error) for the manifest. */
-export function exportStreamActivity(app: App, input: unknown): Promise<StreamOutcome> {
+/**
+ * One slice of a stream of an export to its blob, streaming; the outcome (file or error) for the manifest, or that
+ * the next slice carries on.
+ */
+export function exportStreamActivity(app: App, input: unknown): Promise<StreamSlice> {
   const task = streamTaskSchema.parse(input);
   return app.traced(
     'export stream',
-    { runId: task.id, stream: task.stream },
+    { runId: task.id, stream: task.stream, slice: task.slice },
     () => runExportStream(app.exports(), app.access().graphql, task),
     // A stream that failed is an outcome (the others go on): its span is marked failed all the same.
     (o) => (o.ok ? undefined : 'export_failed'),

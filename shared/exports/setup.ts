@@ -19,6 +19,8 @@ export interface ExportSetup {
   storage: ExportStorage;
   ledger: ExportLedger;
   maxConcurrent: number;
+  /** ACTIVITY_SLICE_SECONDS: how long one stream activity writes before the next carries on. */
+  sliceSeconds: number;
   development: boolean;
   /** The secret callers sign requests with, when EXPORTS_REQUEST_SECRET_NAME is set. */
   requestSecret?: () => Promise<string>;
@@ -57,6 +59,7 @@ export function exportSetup(
     storage: new ExportStorage(blobService(config), () => (delegation ??= delegationService(config))),
     ledger: ExportLedger.fromConfig(config),
     maxConcurrent: config.exportsMaxConcurrent,
+    sliceSeconds: config.activitySliceSeconds,
     development: config.development,
     requestSecret: requestSecretName ? () => access.secrets.get(requestSecretName) : undefined,
     callbackSecret: () => access.secrets.get(config.downstreamWebhookSecretName),

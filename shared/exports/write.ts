@@ -23,9 +23,14 @@ export interface ExportFile {
   format: ExportFormat;
   gzip: boolean;
   records: number;
-  /** Size and sha256 of the file as stored (compressed when gzip). */
+  /** Size and sha256 of the file as stored (compressed when gzip) — of this slice's part, when sliced. */
   bytes: number;
   sha256: string;
+  /**
+   * Where the next slice starts, when this one stopped at its deadline with pages left (text formats only): the
+   * pager's cursor, and whether a record was written so far (JSON's commas).
+   */
+  stoppedAt?: { cursor: string | null; written: boolean };
 }
 
 /**
@@ -49,9 +54,23 @@ export async function writeExportStream(
      * while it is written, and starts over only if a page changes the columns; without it, when it is complete.
      */
     restart?: () => Promise<Writable>;
+    /** A slice after the first: the pager's cursor and whether records were written before (not for Parquet). */
+    continueFrom?: { cursor: string | null; written: boolean };
+    /**
+     * Text formats stop after the page during which `clock` passed this (ACTIVITY_SLICE_SECONDS), the file left
+     * open for the next slice (`stoppedAt`). Parquet, whose footer describes the whole file, is written in one go.
+     */
+    deadlineMs?: number;
+    clock?: { now(): number };
+    /** Told as soon as the slice stops early (before `out` ends): the upload then stages without committing. */
+    onStop?: () => void;
   },
 ): Promise<ExportFile> {
   const parquet = options.format === 'parquet';
+  if (parquet && options.continueFrom) throw new Error('a Parquet export is written in one slice');
+  const clock = options.clock ?? { now: () => Date.now() };
+  let stoppedAt: ExportFile['stoppedAt'];
+  let encoder: ReturnType<typeof encoderFor> | undefined;
   let records = 0;
   let bytes = 0;
   let hash = createHash('sha256');
@@ -69,7 +88,11 @@ export async function writeExportStream(
   // The stream's pages as they arrive, counted, with `onPage` once each has been taken in.
   async function* pages() {
     for await (const page of prefetch(
-      paginate(graphql, stream, { pageSize: stream.pageSize, abortSignal: options.abortSignal }),
+      paginate(graphql, stream, {
+        pageSize: stream.pageSize,
+        startCursor: options.continueFrom?.cursor ?? null,
+        abortSignal: options.abortSignal,
+      }),
       // A Parquet row group is written a column per turn (~4 ms in all, shared/sync/parquet.ts): pages go on
       // arriving meanwhile, and with two waiting the next would be asked for only after it.
       parquet ? 6 : 2,
@@ -77,14 +100,29 @@ export async function writeExportStream(
       records += page.records.length;
       yield page.records;
       options.onPage?.(records);
+      // The page is written: past the slice's deadline, the rest goes to the next slice, from this page's cursor.
+      // A page fetched ahead meanwhile is dropped and read again there (nothing of it was written).
+      if (
+        !parquet &&
+        page.hasNextPage &&
+        options.deadlineMs !== undefined &&
+        clock.now() >= options.deadlineMs
+      ) {
+        stoppedAt = { cursor: page.endCursor, written: encoder?.written() ?? false };
+        options.onStop?.();
+        return;
+      }
     }
   }
   async function* text() {
     const format = options.format as TextFormat;
-    const encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : []);
+    encoder = encoderFor(format, format === 'csv' ? csvColumns(stream) : [], {
+      continuing: options.continueFrom && { written: options.continueFrom.written },
+    });
     yield encoder.start();
     for await (const page of pages()) yield encoder.page(page);
-    yield encoder.end();
+    // A slice that stopped leaves the file open: its end is written by the last slice.
+    if (!stoppedAt) yield encoder.end();
   }
   async function* measure(source: AsyncIterable<Buffer | string>) {
     for await (const chunk of source) {
@@ -134,5 +172,6 @@ export async function writeExportStream(
     records,
     bytes,
     sha256: hash.digest('hex'),
+    ...(stoppedAt ? { stoppedAt } : {}),
   };
 }

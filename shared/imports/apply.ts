@@ -8,6 +8,7 @@ import {
   RequestRefused,
   UpstreamError,
 } from '../errors';
+import { systemClock, type Clock } from '../clock';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { Logger } from '../log';
 import {
@@ -132,6 +133,12 @@ export async function applyBatch(
     concurrency?: number;
     windowItems?: number;
     limit?: number;
+    /**
+     * No new item is sent once `clock` reads this (ACTIVITY_SLICE_SECONDS after the activity began): those in flight
+     * finish, their outcomes are recorded, and the rest stay pending for the next activity. At least one item goes.
+     */
+    deadlineMs?: number;
+    clock?: Clock;
     abortSignal?: AbortSignal;
     logger?: Logger;
     /** After each window: items done so far (the CLI's progress bar). */
@@ -201,8 +208,10 @@ export async function applyBatch(
     })().finally(() => {
       reserving = undefined;
     }));
+  const clock = options.clock ?? systemClock;
+  const timeUp = () => options.deadlineMs !== undefined && sent > 0 && clock.now() >= options.deadlineMs;
   const lane = async () => {
-    while (sent < todo.length && !pause && !superseded) {
+    while (sent < todo.length && !pause && !superseded && !timeUp()) {
       options.abortSignal?.throwIfAborted();
       if (sent >= reserved) {
         await reserve();

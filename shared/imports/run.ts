@@ -9,7 +9,10 @@ import { importInputSchema, importStateSchema, type ImportState, type SessionChe
 import type { ImportSetup } from './setup';
 import type { ImportBatch, ImportStore, ItemState } from './store';
 
-/** Items one activity applies before it reports progress (the orchestration calls it again for the rest). */
+/**
+ * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);
+ * it also hands back after ACTIVITY_SLICE_SECONDS.
+ */
 export const ACTIVITY_ITEMS = 1_000;
 
 export interface ItemResult {
@@ -87,7 +90,12 @@ export function importApplyActivity(app: App, raw: unknown): Promise<ApplyResult
       await setup.allowed(batch),
       setup.store,
       person ? access.delegatedGraphqlAs(person) : access.delegatedGraphql,
-      { limit: ACTIVITY_ITEMS, logger: app.logger },
+      {
+        limit: ACTIVITY_ITEMS,
+        deadlineMs: app.clock.now() + app.config.activitySliceSeconds * 1000,
+        clock: app.clock,
+        logger: app.logger,
+      },
     );
   });
 }

@@ -13,6 +13,7 @@ export const LOG_FIELDS = [
   'records',
   'pages',
   'page',
+  'slice',
   'created',
   'updated',
   'deleted',

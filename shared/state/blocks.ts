@@ -34,6 +34,12 @@ export interface BlockUploadOptions {
   abortSignal?: AbortSignal;
   /** Called with a block's bytes once the service has them: a writer that made that buffer may fill it again. */
   onStaged?: (block: Buffer) => void;
+  /**
+   * At the stream's end: the blocks that come before this upload's (staged by earlier uploads of the same blob — an
+   * export's earlier slices), to commit with them; or `'none'` to stage only, leaving the commit to a later upload
+   * (`ids` says what this one staged). Default: this upload's blocks alone.
+   */
+  commitAfter?: () => string[] | 'none';
 }
 
 /**
@@ -47,7 +53,7 @@ export interface BlockUploadOptions {
  * Writable (fs's too), a writer must not change a chunk's memory once it has written it.
  */
 export class BlockUpload extends Writable {
-  private readonly ids: string[] = [];
+  private readonly staged: string[] = [];
   private readonly prefix = randomBytes(6).toString('hex');
   private readonly staging = new Set<Promise<void>>();
   /** Aborts what is on its way when the upload is destroyed — also by `abortSignal`, through `addAbortSignal`. */
@@ -85,16 +91,23 @@ export class BlockUpload extends Writable {
     this.whenFree(this.options.inFlight).then(() => callback(), callback);
   }
 
+  /** The ids of the blocks this upload staged, in order (each id as long as any other upload's). */
+  get ids(): readonly string[] {
+    return this.staged;
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
     if (this.pendingBytes) this.stage();
     this.whenFree(1)
       .then(() => this.blob)
-      .then((blob) =>
-        blob.commitBlockList(this.ids, {
+      .then((blob) => {
+        const before = this.options.commitAfter?.() ?? [];
+        if (before === 'none') return undefined;
+        return blob.commitBlockList([...before, ...this.staged], {
           blobHTTPHeaders: this.options.blobHTTPHeaders,
           abortSignal: this.stop.signal,
-        }),
-      )
+        });
+      })
       .then(() => callback(), callback);
   }
 
@@ -109,8 +122,10 @@ export class BlockUpload extends Writable {
     this.pending = [];
     this.pendingBytes = 0;
     // Ids of one blob must all be as long: the upload's prefix and a five-digit number (< 50 000 blocks).
-    const id = Buffer.from(`${this.prefix}-${String(this.ids.length).padStart(5, '0')}`).toString('base64');
-    this.ids.push(id);
+    const id = Buffer.from(`${this.prefix}-${String(this.staged.length).padStart(5, '0')}`).toString(
+      'base64',
+    );
+    this.staged.push(id);
     const staged: Promise<void> = this.blob
       .then((blob) =>
         blob.stageBlock(id, body, body.length, {

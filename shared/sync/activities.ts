@@ -7,7 +7,6 @@ import {
   beginInputSchema,
   failInputSchema,
   finishInputSchema,
-  SLICE_SECONDS,
   sliceInputSchema,
   type BeginResult,
   type SyncPlan,
@@ -87,7 +86,7 @@ export async function syncBeginActivity(app: App, input: unknown): Promise<Begin
   });
 }
 
-/** One stream's pass from its checkpoint, for up to SLICE_SECONDS; the orchestrator calls again if not done. */
+/** One stream's pass from its checkpoint, for up to ACTIVITY_SLICE_SECONDS; the orchestrator calls again if not done. */
 export async function syncSliceActivity(app: App, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
   return app.traced(
@@ -112,7 +111,7 @@ export async function syncSliceActivity(app: App, input: unknown): Promise<Strea
         };
       const started = app.clock.now();
       const result = await syncStream(app.access().graphql, definition, current, sync.context, {
-        deadlineMs: started + SLICE_SECONDS * 1000,
+        deadlineMs: started + app.config.activitySliceSeconds * 1000,
       });
       // The heartbeat of a long pass: the no-successful-sync alert in infra/ counts these as well as completed
       // runs, so a multi-hour full pass that goes on doing its slices does not look like a sync that stopped.

@@ -15,9 +15,6 @@ export const SYNC = {
 /** One sync per tenant at a time: a deterministic instance id. */
 export const syncInstanceId = (tenant: string) => `sync-${tenant.toLowerCase()}`;
 
-/** How long one stream activity works before handing back (well inside Consumption's 10-minute limit). */
-export const SLICE_SECONDS = 240;
-
 /** What started a run: the timer, or a person (`POST /api/manage/sync`). A resumed run says so in its plan. */
 export const triggerSchema = z.enum(['schedule', 'manual']);
 

@@ -292,6 +292,26 @@ describe('the import ledger', () => {
     expect((await store.batch(id)).items).toEqual(batch.items);
   });
 
+  it('an activity hands back after its slice (ACTIVITY_SLICE_SECONDS): the items not sent stay pending for the next', async () => {
+    const id = randomUUID();
+    const batch = batchOf(30, 120);
+    await store.saveBatch(id, batch);
+    const before = await mutations();
+    // A clock that moves a step per look: the deadline comes after a few items, whatever the machine's speed.
+    let t = 0;
+    const clock = { now: () => t++ };
+    const first = await applyBatch(id, batch, store, graphql, { deadlineMs: 6, clock, windowItems: 10 });
+    expect(first.counts.applied).toBeGreaterThan(0);
+    expect(first.counts.pending).toBeGreaterThan(0);
+    expect(first.counts.applied + first.counts.pending).toBe(30);
+    // A deadline already past still sends one item: every activity makes progress.
+    const second = await applyBatch(id, batch, store, graphql, { deadlineMs: 0, clock, windowItems: 10 });
+    expect(second.counts.applied).toBeGreaterThan(first.counts.applied);
+    const rest = await applyBatch(id, batch, store, graphql, { windowItems: 10 });
+    expect(rest.counts).toEqual({ applied: 30, failed: 0, outcome_unknown: 0, skipped: 0, pending: 0 });
+    expect((await mutations()) - before).toBe(30);
+  });
+
   it('long refusals from the tenant are kept whole for every item (outcome rows split by size), then skipRest leaves nothing pending', async () => {
     const id = randomUUID();
     const batch = batchOf(120);

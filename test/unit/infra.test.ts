@@ -547,8 +547,18 @@ describe('deploy path', () => {
     });
     expect(host.extensions.durableTask.storageProvider.type).toBe('AzureStorage');
     expect(host.extensions.durableTask.hubName).toMatch(/^%[A-Z_]+%$/);
-    // Flex Consumption allows any timeout; 10 minutes bounds one activity (a sync slice is 4 minutes).
-    expect(host.functionTimeout).toMatch(/^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d$/);
+    // Flex Consumption's default (30 minutes), well inside its 60-minute scale-in drain: an activity is a slice of at
+    // most ACTIVITY_SLICE_SECONDS (25 minutes at most, 4 by default), so none is cut off by the timeout or a scale-in.
+    expect(host.functionTimeout).toBe('00:30:00');
+    const [h, m, s] = host.functionTimeout.split(':').map(Number);
+    const timeoutSeconds = h * 3600 + m * 60 + s;
+    expect(timeoutSeconds).toBeLessThanOrEqual(60 * 60);
+    const sliceMax = 1500;
+    expect(loadConfig({ ACTIVITY_SLICE_SECONDS: String(sliceMax) }).activitySliceSeconds).toBe(sliceMax);
+    expect(() => loadConfig({ ACTIVITY_SLICE_SECONDS: String(sliceMax + 1) })).toThrow(
+      /ACTIVITY_SLICE_SECONDS/,
+    );
+    expect(sliceMax + 5 * 60).toBeLessThanOrEqual(timeoutSeconds);
     const known = ['version', 'telemetryMode', 'logging', 'extensionBundle', 'extensions', 'functionTimeout'];
     expect(Object.keys(host).filter((k) => !known.includes(k))).toEqual([]);
     // The worker's traces and logs go out as OpenTelemetry (shared/telemetry), and host-side sampling never drops
