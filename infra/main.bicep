@@ -106,6 +106,15 @@ param noSuccessfulSyncWindowMinutes int = 30
 @description('Whether the no-successful-sync alert is on: off where twice the schedule\'s longest gap is longer than the two days an alert can look back (the hook decides).')
 param noSuccessfulSyncAlert bool = true
 
+@description('Where the durable orchestrations keep their state: `storage` (the app\'s storage account, the default) or `scheduler` (the Durable Task Scheduler, a resource of its own; docs/deploy.md says when to choose which). `npm run package` writes host.json for the same choice (DURABLE_BACKEND).')
+@allowed(['storage', 'scheduler'])
+param durableBackend string = 'storage'
+
+@description('Instances kept ready for the durable functions (Flex Consumption\'s `durable` group), as Microsoft recommends for the storage backend on Flex: 1 (billed while idle) or 0.')
+@minValue(0)
+@maxValue(4)
+param durableAlwaysReadyInstances int = 1
+
 @description('Part of every resource name, made once per deployment by the preprovision hook and cleared by postdown, so `azd up` after `azd down` does not collide with the soft-deleted Key Vaults (purge protection keeps their names 90 days).')
 param resourceSuffix string = ''
 
@@ -147,6 +156,17 @@ module alerts 'modules/alerts.bicep' = {
   }
 }
 
+module durableScheduler 'modules/durable-scheduler.bicep' = if (durableBackend == 'scheduler') {
+  name: 'durable-scheduler'
+  scope: rg
+  params: {
+    name: 'dts-${token}'
+    location: location
+    tags: tags
+    taskHubName: 'TenantIntegrations'
+  }
+}
+
 module storage 'modules/storage.bicep' = {
   name: 'storage'
   scope: rg
@@ -169,6 +189,7 @@ module access 'modules/access.bicep' = {
   name: 'access'
   scope: rg
   params: {
+    durableSchedulerName: durableBackend == 'scheduler' ? durableScheduler.outputs.name : ''
     appPrincipalId: identity.outputs.principalId
     deployerPrincipalId: principalId
     deployerPrincipalType: principalType
@@ -197,6 +218,7 @@ module app 'modules/function-app.bicep' = {
     nodeVersion: nodeVersion
     maximumInstanceCount: maximumInstanceCount
     manageEntraClientId: manageEntraClientId
+    durableAlwaysReadyInstances: durableBackend == 'storage' ? durableAlwaysReadyInstances : 0
     appSettings: {
       TENANT_NAME: tenantName
       TENANT_BASE_URL: tenantBaseUrl
@@ -220,6 +242,10 @@ module app 'modules/function-app.bicep' = {
       // The Entra role on the server is the identity's name (pgaadauth_create_principal, docs/sync.md).
       POSTGRES_USER: empty(postgresHost) ? '' : 'id-${token}'
       DURABLE_TASK_HUB: 'TenantIntegrations'
+      // host.json's storageProvider reads it when the package was staged for the scheduler (tools/package.ts).
+      DURABLE_TASK_SCHEDULER_CONNECTION_STRING: durableBackend == 'scheduler'
+        ? 'Endpoint=${durableScheduler.outputs.endpoint};Authentication=ManagedIdentity;ClientID=${identity.outputs.clientId}'
+        : ''
       // Said outright, whatever the platform's own settings are on this SKU (shared/config: hostingOf).
       HOSTED_IN_AZURE: 'true'
       // The young generation as the CLI's sync has it (shared/node-flags.ts, APP_NODE_OPTIONS); fixed when the heap

@@ -56,6 +56,37 @@ export interface StageOptions {
    * SYNC_STREAMS_FILE): copied whole into the package as `config/` when the folder exists (default `<root>/config`).
    */
   configDir?: string;
+  /**
+   * Where the durable state lives (`DURABLE_BACKEND`, the Bicep parameter `durableBackend`): the staged host.json's
+   * storageProvider follows it. Default: the environment's DURABLE_BACKEND, else `storage`.
+   */
+  durableBackend?: DurableBackend;
+}
+
+export const DURABLE_BACKENDS = ['storage', 'scheduler'] as const;
+export type DurableBackend = (typeof DURABLE_BACKENDS)[number];
+
+/**
+ * host.json as it ships for a durable backend. `storage`: the file as it is (the storage account's queues and tables,
+ * polled at most every 10 s — Microsoft's advice on Flex Consumption). `scheduler`: the Durable Task Scheduler, reached
+ * through the connection string Bicep sets (DURABLE_TASK_SCHEDULER_CONNECTION_STRING: an endpoint and the identity).
+ */
+export function hostJsonFor(host: Record<string, unknown>, backend: DurableBackend): Record<string, unknown> {
+  if (backend === 'storage') return host;
+  const extensions = (host.extensions ?? {}) as Record<string, Record<string, unknown>>;
+  return {
+    ...host,
+    extensions: {
+      ...extensions,
+      durableTask: {
+        ...extensions.durableTask,
+        storageProvider: {
+          type: 'durabletask-scheduler',
+          connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
+        },
+      },
+    },
+  };
 }
 
 const run = promisify(execFile);
@@ -68,6 +99,13 @@ async function folderBytes(dir: string): Promise<number> {
     else if (entry.isFile()) total += (await stat(path)).size;
   }
   return total;
+}
+
+/** DURABLE_BACKEND as azd hands it to the prepackage hook: unset is `storage`; anything else is refused by name. */
+export function durableBackendOf(value: string | undefined): DurableBackend {
+  if (!value) return 'storage';
+  if ((DURABLE_BACKENDS as readonly string[]).includes(value)) return value as DurableBackend;
+  throw new Error(`DURABLE_BACKEND: "${value}" is not one of ${DURABLE_BACKENDS.join(', ')}`);
 }
 
 export async function stagePackage(
@@ -124,7 +162,9 @@ export async function stagePackage(
   };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
   await cp(join(root, 'package-lock.json'), join(dir, 'package-lock.json'));
-  await cp(join(root, 'host.json'), join(dir, 'host.json'));
+  const backend = options.durableBackend ?? durableBackendOf(process.env.DURABLE_BACKEND);
+  const host = JSON.parse(await readFile(join(root, 'host.json'), 'utf8')) as Record<string, unknown>;
+  await writeFile(join(dir, 'host.json'), `${JSON.stringify(hostJsonFor(host, backend), null, 2)}\n`);
   const configDir = options.configDir ?? join(root, 'config');
   if (
     await stat(configDir).then(

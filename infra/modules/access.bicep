@@ -6,6 +6,8 @@ param storageAccountName string
 param credentialsVaultName string
 param sessionsVaultName string
 param appInsightsName string
+@description('The Durable Task Scheduler (durableBackend = scheduler), or empty: the storage account holds durable state.')
+param durableSchedulerName string = ''
 
 // Built-in role definition ids (the same in every Azure cloud).
 var roles = {
@@ -17,6 +19,8 @@ var roles = {
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
   keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+  // What Durable Functions apps need on a Durable Task Scheduler.
+  durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402'
 }
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
@@ -94,6 +98,21 @@ resource appPublishesMetrics 'Microsoft.Authorization/roleAssignments@2022-04-01
   scope: appInsights
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.monitoringMetricsPublisher)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+// Durable state in the Durable Task Scheduler, when it is the backend: the scheduler only.
+resource scheduler 'Microsoft.DurableTask/schedulers@2025-11-01' existing = if (!empty(durableSchedulerName)) {
+  name: durableSchedulerName
+}
+
+resource appRunsDurableTasks 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(durableSchedulerName)) {
+  name: guid(scheduler.id, appPrincipalId, roles.durableTaskDataContributor)
+  scope: scheduler
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.durableTaskDataContributor)
     principalId: appPrincipalId
     principalType: 'ServicePrincipal'
   }

@@ -15,6 +15,8 @@ param maximumInstanceCount int
 param appSettings object
 @description('Client id of a Microsoft Entra app registration: when set, Easy Auth signs people in before /api/manage.')
 param manageEntraClientId string = ''
+@description('Instances always ready for the durable functions (the `durable` scale group): Microsoft\'s advice for the storage backend on Flex.')
+param durableAlwaysReadyInstances int = 0
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -58,7 +60,11 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
           authentication: { type: 'UserAssignedIdentity', userAssignedIdentityResourceId: identityId }
         }
       }
-      scaleAndConcurrency: { maximumInstanceCount: maximumInstanceCount, instanceMemoryMB: 2048 }
+      scaleAndConcurrency: {
+        maximumInstanceCount: maximumInstanceCount
+        instanceMemoryMB: 2048
+        alwaysReady: durableAlwaysReadyInstances > 0 ? [{ name: 'durable', instanceCount: durableAlwaysReadyInstances }] : []
+      }
       runtime: { name: 'node', version: nodeVersion }
     }
   }

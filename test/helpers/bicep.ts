@@ -20,7 +20,7 @@ export interface BicepFile {
   resources: BicepResource[];
   params: Array<{ name: string; type: string; defaulted: boolean; decorators: string }>;
   outputs: Array<{ name: string; value: string }>;
-  modules: Array<{ symbol: string; path: string; body: string }>;
+  modules: Array<{ symbol: string; path: string; condition?: string; body: string }>;
 }
 
 export function stripComments(source: string): string {
@@ -83,11 +83,14 @@ export function readBicep(root: string, path: string): BicepFile {
     name: m[1],
     value: m[2],
   }));
-  const modules = [...text.matchAll(/^\s*module\s+(\w+)\s+'([^']+)'\s*=\s*\{/gm)].map((m) => ({
-    symbol: m[1],
-    path: m[2],
-    body: block(text, (m.index ?? 0) + m[0].length - 1),
-  }));
+  const modules = [...text.matchAll(/^\s*module\s+(\w+)\s+'([^']+)'\s*=\s*(?:if\s*\((.*)\)\s*)?\{/gm)].map(
+    (m) => ({
+      symbol: m[1],
+      path: m[2],
+      condition: m[3],
+      body: block(text, (m.index ?? 0) + m[0].length - 1),
+    }),
+  );
   return { path, text, resources, params, outputs, modules };
 }
 

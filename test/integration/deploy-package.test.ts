@@ -137,3 +137,21 @@ describe('the operator’s files', () => {
     }
   });
 });
+
+describe('host.json as it ships', () => {
+  it('for the Durable Task Scheduler when DURABLE_BACKEND says so; as it is otherwise', async () => {
+    const dir = join(out, 'scheduler');
+    await stagePackage(root, dir, { install: false, durableBackend: 'scheduler' });
+    const host = JSON.parse(readFileSync(join(dir, 'host.json'), 'utf8'));
+    expect(host.extensions.durableTask).toEqual({
+      hubName: '%DURABLE_TASK_HUB%',
+      storageProvider: {
+        type: 'durabletask-scheduler',
+        connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
+      },
+    });
+    expect(JSON.parse(readFileSync(join(staged.dir, 'host.json'), 'utf8'))).toEqual(
+      JSON.parse(readFileSync(join(root, 'host.json'), 'utf8')),
+    );
+  });
+});

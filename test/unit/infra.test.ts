@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/config';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { APP_NODE_OPTIONS } from '../../shared/node-flags';
+import { durableBackendOf, hostJsonFor } from '../../tools/package';
 import {
   ACCEPTED_WINDOW_MINUTES,
   FAILED_SYNCS_IN_A_ROW,
@@ -38,6 +39,8 @@ const ROLE = {
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6',
   keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7',
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb',
+  // Durable Task Data Contributor (learn.microsoft.com, built-in roles: integration).
+  durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402',
 };
 
 describe('azd project', () => {
@@ -321,6 +324,13 @@ describe('role assignments: least privilege, narrowest scope', () => {
           scope: 'Microsoft.Insights/components',
           conditional: false,
         },
+        // Only with durableBackend = scheduler: the scheduler's data, nothing else.
+        {
+          who: app,
+          role: ROLE.durableTaskDataContributor,
+          scope: 'Microsoft.DurableTask/schedulers',
+          conditional: true,
+        },
         // The deploying person: set the client secret, nothing more.
         {
           who: 'deployerPrincipalId',
@@ -330,7 +340,7 @@ describe('role assignments: least privilege, narrowest scope', () => {
         },
       ]),
     );
-    expect(assignments).toHaveLength(7);
+    expect(assignments).toHaveLength(8);
     for (const f of all.filter((f) => f !== access))
       expect(f.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')).toEqual([]);
     // No broad roles (Owner, Contributor, User Access Administrator) and no resource-group or subscription scope.
@@ -366,7 +376,13 @@ describe('app settings', () => {
         'AZURE_CLIENT_ID',
       ]),
     );
-    const known = [...Object.keys(settingsSchema.shape), 'DURABLE_TASK_HUB', 'NODE_OPTIONS'];
+    // The host's own (durable extension, Node) beside the app's.
+    const known = [
+      ...Object.keys(settingsSchema.shape),
+      'DURABLE_TASK_HUB',
+      'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
+      'NODE_OPTIONS',
+    ];
     expect(settings.filter((s) => !known.includes(s))).toEqual([]);
     // host.json's task hub name comes from a setting that exists.
     const hub = /%(\w+)%/.exec(readFileSync(join(root, 'host.json'), 'utf8'))?.[1];
@@ -417,7 +433,14 @@ describe('app settings', () => {
       Object.keys(env)
         .filter((k) => !k.startsWith('AzureWebJobsStorage__'))
         .sort(),
-    ).toEqual(settings.filter((s) => s !== 'DURABLE_TASK_HUB' && s !== 'NODE_OPTIONS').sort());
+    ).toEqual(
+      settings
+        .filter(
+          (s) =>
+            !['DURABLE_TASK_HUB', 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING', 'NODE_OPTIONS'].includes(s),
+        )
+        .sort(),
+    );
     const config = loadConfig(env);
     expect(config.tenant?.name).toBe('contoso');
     expect(config).toMatchObject({ hosted: true, hosting: { azure: true, because: 'HOSTED_IN_AZURE=true' } });
@@ -535,6 +558,60 @@ describe('deploy path', () => {
     expect(pkg.scripts.package).toMatch(/dist\/tools\/package\.js$/);
     expect(readFileSync(join(root, 'tools/package.ts'), 'utf8')).toContain("join(root, '.deploy')");
     expect(readFileSync(join(root, '.gitignore'), 'utf8')).toMatch(/^\.deploy\/$/m);
+  });
+
+  it('the durable backend as a choice: the storage account (Flex’s advice applied) or the Durable Task Scheduler', () => {
+    expect(main.text).toMatch(
+      /@allowed\(\['storage', 'scheduler'\]\)\s*param durableBackend string = 'storage'/,
+    );
+    const parameters = JSON.parse(readFileSync(join(root, 'infra/main.parameters.json'), 'utf8')).parameters;
+    expect(parameters.durableBackend.value).toBe('${DURABLE_BACKEND=storage}');
+    // The scheduler, its task hub (the hubName host.json reads), only with `scheduler`.
+    const dts = main.modules.find((m) => m.path === 'modules/durable-scheduler.bicep');
+    expect(dts?.condition).toBe("durableBackend == 'scheduler'");
+    const module = modules['durable-scheduler.bicep'];
+    expect(module.resources.map((r) => r.type)).toEqual([
+      'Microsoft.DurableTask/schedulers',
+      'Microsoft.DurableTask/schedulers/taskHubs',
+    ]);
+    expect(prop(module.resources[0].body, 'ipAllowlist')).toBe("['0.0.0.0/0']"); // empty refuses everyone
+    expect(dts?.body).toContain("taskHubName: 'TenantIntegrations'");
+    expect(main.text).toContain("DURABLE_TASK_HUB: 'TenantIntegrations'");
+    // The app reaches it with its identity: the connection string names the endpoint and the client id, no key.
+    const app = main.modules.find((m) => m.symbol === 'app')?.body ?? '';
+    expect(app).toMatch(
+      /DURABLE_TASK_SCHEDULER_CONNECTION_STRING: durableBackend == 'scheduler'\s*\? 'Endpoint=\$\{durableScheduler\.outputs\.endpoint\};Authentication=ManagedIdentity;ClientID=\$\{identity\.outputs\.clientId\}'\s*: ''/,
+    );
+    // Flex's advice for the storage backend: one instance always ready for the durable functions (none with the
+    // scheduler), and the queues polled at most every 10 seconds.
+    expect(app).toContain(
+      "durableAlwaysReadyInstances: durableBackend == 'storage' ? durableAlwaysReadyInstances : 0",
+    );
+    expect(modules['function-app.bicep'].text).toContain(
+      "[{ name: 'durable', instanceCount: durableAlwaysReadyInstances }]",
+    );
+    const host = JSON.parse(readFileSync(join(root, 'host.json'), 'utf8'));
+    expect(host.extensions.durableTask.storageProvider).toEqual({
+      type: 'AzureStorage',
+      maxQueuePollingInterval: '00:00:10',
+    });
+    // host.json as staged for the scheduler (tools/package.ts): its provider, the same task hub.
+    expect(hostJsonFor(host, 'scheduler')).toMatchObject({
+      extensions: {
+        durableTask: {
+          hubName: '%DURABLE_TASK_HUB%',
+          storageProvider: {
+            type: 'durabletask-scheduler',
+            connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
+          },
+        },
+      },
+    });
+    expect(hostJsonFor(host, 'storage')).toBe(host);
+    expect(durableBackendOf(undefined)).toBe('storage');
+    expect(() => durableBackendOf('netherite')).toThrow(
+      /DURABLE_BACKEND: "netherite" is not one of storage, scheduler/,
+    );
   });
 
   it('host.json: version 2.0, the v4 extension bundle, durable on Azure Storage with the task hub from a setting', () => {

@@ -1,0 +1,28 @@
+// The Durable Task Scheduler (durableBackend = 'scheduler'): Microsoft's managed backend for Durable Functions, the one
+// it recommends on Flex Consumption. The orchestrations' state lives there instead of in the storage account's queues
+// and tables; the app reaches it with its identity (the role below), never a key.
+param name string
+param location string
+param tags object
+@description('The task hub: the durable extension\'s hubName (DURABLE_TASK_HUB).')
+param taskHubName string
+resource scheduler 'Microsoft.DurableTask/schedulers@2025-11-01' = {
+  name: name
+  location: location
+  tags: tags
+  properties: {
+    sku: { name: 'Consumption' }
+    // An empty list refuses every caller: the identity's role is what guards it.
+    ipAllowlist: ['0.0.0.0/0']
+  }
+}
+
+resource taskHub 'Microsoft.DurableTask/schedulers/taskHubs@2025-11-01' = {
+  parent: scheduler
+  name: taskHubName
+}
+
+// The app reaches it with its identity: the role is granted in access.bicep, with every other one.
+output name string = scheduler.name
+output endpoint string = scheduler.properties.endpoint
+output taskHubName string = taskHub.name
