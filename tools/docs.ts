@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { settingsSchema, type SettingMeta } from '../shared/config';
 import { ERRORS, problemType } from '../shared/errors';
@@ -84,6 +85,37 @@ export function errorsPage(): string {
   ].join('\n');
 }
 
+/** The alert rules of infra/modules/alerts.bicep, by name. */
+export function alertRuleNames(root: string): string[] {
+  const text = readFileSync(join(root, 'infra/modules/alerts.bicep'), 'utf8');
+  const rules = text.slice(
+    text.indexOf('var rules = ['),
+    text.indexOf('\n]\n', text.indexOf('var rules = [')),
+  );
+  return [...rules.matchAll(/^\s{4}name: '([^']+)'/gm)].map((m) => m[1]);
+}
+
+/**
+ * Figures the docs quote, from the code: how many functions ship (one file each under functions/), how many alert
+ * rules Bicep makes. (The bundle's size, which needs a build, is checked by test/integration/deploy-package.test.ts.)
+ */
+export function figures(root: string): Record<string, string> {
+  return {
+    'function-count': String(readdirSync(join(root, 'functions')).filter((f) => f.endsWith('.ts')).length),
+    'alert-rules': String(alertRuleNames(root).length),
+  };
+}
+
+/** `<!--figure:NAME-->VALUE<!--/figure-->` spans with the figures' current values (others left as they are). */
+export function withFigures(text: string, values: Record<string, string>): string {
+  return text.replace(/<!--figure:([\w-]+)-->([^<]*)<!--\/figure-->/g, (span, name: string) =>
+    name in values ? `<!--figure:${name}-->${values[name]}<!--/figure-->` : span,
+  );
+}
+
+/** The pages that quote figures. */
+export const FIGURE_PAGES = ['docs/deploy.md', 'docs/operations.md'];
+
 function write(root: string, leaf: string, page: string): void {
   const path = join(root, 'docs', leaf);
   let before = '';
@@ -97,7 +129,24 @@ function write(root: string, leaf: string, page: string): void {
 }
 
 if (require.main === module) {
-  const root = resolve(__dirname, '..', '..');
-  write(root, 'configuration.md', configurationPage());
-  write(root, 'errors.md', errorsPage());
+  void (async () => {
+    const root = resolve(__dirname, '..', '..');
+    write(root, 'configuration.md', configurationPage());
+    write(root, 'errors.md', errorsPage());
+    // The bundle as `npm run package` makes it (without installing the dependencies: only its size is wanted).
+    const { megabytes, stagePackage } = await import('./package');
+    const staging = mkdtempSync(join(tmpdir(), 'ti-docs-'));
+    let bundle: string;
+    try {
+      bundle = megabytes((await stagePackage(root, staging, { install: false })).bundleBytes).replace(
+        / MB$/,
+        '',
+      );
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+    const values = { ...figures(root), 'bundle-mb': bundle };
+    for (const page of FIGURE_PAGES)
+      write(root, page.replace(/^docs\//, ''), withFigures(readFileSync(join(root, page), 'utf8'), values));
+  })();
 }

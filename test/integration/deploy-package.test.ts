@@ -138,6 +138,15 @@ describe('the operator’s files', () => {
   });
 });
 
+describe('what the docs say of it', () => {
+  it('the bundle’s size in docs/deploy.md is this build’s (`npm run docs` writes it)', () => {
+    const quoted = /<!--figure:bundle-mb-->([\d.]+)<!--\/figure-->/.exec(
+      readFileSync(join(root, 'docs/deploy.md'), 'utf8'),
+    )?.[1];
+    expect(`${quoted} MB`).toBe(megabytes(staged.bundleBytes));
+  });
+});
+
 describe('host.json as it ships', () => {
   it('for the Durable Task Scheduler when DURABLE_BACKEND says so; as it is otherwise', async () => {
     const dir = join(out, 'scheduler');

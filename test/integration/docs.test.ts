@@ -2,7 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { configurationPage, errorsPage } from '../../tools/docs';
+import {
+  alertRuleNames,
+  configurationPage,
+  errorsPage,
+  FIGURE_PAGES,
+  figures,
+  withFigures,
+} from '../../tools/docs';
 import { CLI } from '../helpers/cli';
 
 /*
@@ -43,6 +50,21 @@ describe('docs', () => {
   it('docs/configuration.md and docs/errors.md are what `npm run docs` generates from the settings schema and the error vocabulary', () => {
     expect(text('docs/configuration.md')).toBe(configurationPage());
     expect(text('docs/errors.md')).toBe(errorsPage());
+  });
+
+  it('the figures the docs quote are the code’s (functions, alert rules): `npm run docs` writes them', () => {
+    const values = figures(root);
+    expect(Number(values['function-count'])).toBeGreaterThan(30);
+    for (const page of FIGURE_PAGES) {
+      expect(text(page)).toMatch(/<!--figure:[\w-]+-->/);
+      expect([page, withFigures(text(page), values)]).toEqual([page, text(page)]);
+    }
+    // Every alert rule has its row in operations.md's table, under its name.
+    for (const rule of alertRuleNames(root))
+      expect([rule, new RegExp(`^\\| ${rule}\\s+\\|`, 'm').test(text('docs/operations.md'))]).toEqual([
+        rule,
+        true,
+      ]);
   });
 
   it('the README is a front door: at most 10 KB, and it links every docs page', () => {
