@@ -29,11 +29,8 @@ export interface App {
   runs(): RunRecorder;
   /**
    * One invocation's work in its span — a child of its run's span when `fields.runId` names one — with its
-   * telemetry sent before it returns (the host may freeze the process right after).
-   */
-  /**
-   * Runs `work` in a span of the run's trace (`fields.runId`). `failure` names the code of a failure the work returns
-   * rather than throws, so its span is marked failed too.
+   * telemetry sent before it returns (the host may freeze the process right after). `failure` names the code of a
+   * failure the work returns rather than throws, so its span is marked failed too.
    */
   traced<T>(
     name: string,
@@ -53,15 +50,25 @@ export function appContext(): App {
     const config = loadConfig(process.env);
     // The worker's heap held as the CLI's sync holds it (shared/node-flags.ts): a 1 M-record sync peaked ~70 MB lower.
     applyAppHeapFlags(process.execArgv, process.env.NODE_OPTIONS);
-    const tracing = config.telemetry.otlpEndpoint || config.telemetry.appInsightsConnectionString;
+    const tracing = Boolean(config.telemetry.otlpEndpoint || config.telemetry.appInsightsConnectionString);
+    // The telemetry SDK (~175 ms of a cold start) loads at the first span or log record, not with the first
+    // invocation: a health probe or a status page answers without it (`npm run bench -- coldstart`).
     let telemetry: Telemetry | undefined;
-    if (tracing) {
-      const { setupTelemetry } = require('./telemetry/setup') as typeof import('./telemetry/setup');
-      const { azureCredential } = require('./secrets/credential') as typeof import('./secrets/credential');
-      telemetry = setupTelemetry(config.telemetry, { credential: () => azureCredential(config) });
-    }
+    let telemetryLoaded = !tracing;
+    const ensureTelemetry = () => {
+      if (!telemetryLoaded) {
+        telemetryLoaded = true;
+        const { setupTelemetry } = require('./telemetry/setup') as typeof import('./telemetry/setup');
+        const { azureCredential } = require('./secrets/credential') as typeof import('./secrets/credential');
+        telemetry = setupTelemetry(config.telemetry, { credential: () => azureCredential(config) });
+      }
+      return telemetry;
+    };
     // In Azure, records reach Application Insights as OpenTelemetry logs; a stderr copy would arrive twice.
-    const logger = appLogger({ stderr: !(config.hosted && config.telemetry.appInsightsConnectionString) });
+    const logger = appLogger({
+      stderr: !(config.hosted && config.telemetry.appInsightsConnectionString),
+      beforeRecord: tracing ? ensureTelemetry : undefined,
+    });
     let sync: SyncSetup | undefined;
     let exports: ExportSetup | undefined;
     let imports: ImportSetup | undefined;
@@ -128,6 +135,7 @@ export function appContext(): App {
         return runs;
       },
       async traced(name, fields, work, failure) {
+        const telemetry = ensureTelemetry();
         if (!telemetry) return work();
         const { inSpan, runContext } = require('./telemetry') as typeof import('./telemetry');
         try {

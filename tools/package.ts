@@ -3,6 +3,7 @@ import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promi
 import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { LAZY_REQUIRED_MODULES, lazyRequires } from './lazy-requires';
 
 /**
  * The deployment package: what azd (`dist: .deploy`, filled by the service's `prepackage` hook) and
@@ -24,14 +25,21 @@ export const LOADED_ON_FIRST_USE = [
   'qrcode',
   'pg',
   'pg-copy-streams',
-  // The telemetry SDK and its exporters: only an app with telemetry configured loads them, at its first invocation.
-  '@opentelemetry/context-async-hooks',
+  // Decoding the admin's ID token, once a device login completes.
+  'jose',
+  // Parsing and checking GraphQL documents: a stream's, an import operation's, the catalog's.
+  'graphql',
+  // The telemetry SDK and its exporters: only an app with telemetry configured loads them, at its first span or log
+  // record (shared/app.ts).
   '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/sdk-trace-node',
   '@opentelemetry/sdk-logs',
   '@opentelemetry/resources',
   '@opentelemetry/exporter-trace-otlp-http',
   '@opentelemetry/exporter-logs-otlp-http',
   '@azure/monitor-opentelemetry-exporter',
+  // durable-functions' HTTP client and URL check, required lazily by the bundle (tools/lazy-requires.ts).
+  ...LAZY_REQUIRED_MODULES,
 ];
 
 /** Provided by the Functions worker at run time; never bundled. */
@@ -133,6 +141,7 @@ export async function stagePackage(
     format: 'cjs',
     outfile: join(dir, 'dist', 'main.js'),
     external: [...FROM_THE_HOST, ...LOADED_ON_FIRST_USE],
+    plugins: [lazyRequires()],
     // Whitespace and syntax only: function names stay readable in an operator's stack trace.
     minifyWhitespace: true,
     minifySyntax: true,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { GraphQLSchema } from 'graphql';
 import { z } from 'zod';
 import { refusedCallbackUrl } from '../exports/callback';
-import { schemaProblems, variableProblems, type ImportOperation } from './operations';
+import type { ImportOperation } from './operations';
 
 /** One thing to change in the tenant: the caller's id for it, and the operation's variables. */
 export interface ImportItem {
@@ -40,6 +40,10 @@ const bodySchema = (maxItems: number) =>
 export type ImportParse =
   | { ok: true; value: ImportRequest; operation: ImportOperation }
   | { ok: false; code: 'invalid_request' | 'unknown_operation' | 'operations_invalid'; problems: string[] };
+
+// With graphql (~440 KB) it loads at the first import request, not at every cold start (npm run bench -- coldstart).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const operations = () => require('./operations') as typeof import('./operations');
 
 /**
  * Parses an import's body and checks every item against the operation before anything is accepted: unknown
@@ -83,6 +87,7 @@ export function parseImportRequest(
     };
   const problems: string[] = [];
   const seen = new Map<string, number>();
+  const { variableProblems, schemaProblems } = operations();
   for (const [i, item] of body.items.entries()) {
     // Past the first problems the answer says there are more, without building each text.
     if (problems.length > MAX_PROBLEMS) break;

@@ -45,11 +45,19 @@ export function stderrLogger(minLevel: Level = 'info'): Logger {
  * the span it happened in) — a no-op until telemetry is configured (shared/telemetry/setup.ts) — and, unless
  * `stderr` is off, as one JSON line on stderr, which is what the local host, Core Tools and the CLI show.
  */
-export function appLogger(options: { minLevel?: Level; stderr?: boolean } = {}): Logger {
+export function appLogger(
+  options: {
+    minLevel?: Level;
+    stderr?: boolean;
+    /** Before a record goes out: where the telemetry SDK is loaded on first use (shared/app.ts). */
+    beforeRecord?: () => void;
+  } = {},
+): Logger {
   const minLevel = options.minLevel ?? 'info';
   const otel = logs.getLogger('tenant-integrations');
   return createLogger((line) => {
     if (ORDER.indexOf(line.level) < ORDER.indexOf(minLevel)) return;
+    options.beforeRecord?.();
     const { level, message, ...fields } = line;
     otel.emit({
       severityNumber: SEVERITY[level],

@@ -14,7 +14,13 @@ import { storageFaultProxy } from './storage-faults';
  * HTTPS with OAuth (as `dev` starts it); `blobService()` is a client in this process that trusts its certificate.
  */
 export async function stackFixture(
-  options: { sandbox?: StartOptions; env?: Record<string, string>; storageFaults?: boolean } = {},
+  options: {
+    sandbox?: StartOptions;
+    env?: Record<string, string>;
+    storageFaults?: boolean;
+    /** The app the host loads: the build's function files unless this names others (e.g. a staged package's bundle). */
+    app?: string;
+  } = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'ti-stack-'));
   const [azurite, sb] = await Promise.all([startAzurite({ tls: true }), sandboxFixture(options.sandbox)]);
@@ -33,7 +39,8 @@ export async function stackFixture(
     ...(storage ? { AzureWebJobsStorage: storage.connectionString } : {}),
     ...options.env,
   };
-  let host = startHostProcess(azurite, { env, keys });
+  const app = options.app;
+  let host = startHostProcess(azurite, { env, keys, app });
   let line = await host.ready;
   let logs = '';
   const api = (path: string, init: RequestInit = {}, key: string | null = keys.master) =>
@@ -99,7 +106,7 @@ export async function stackFixture(
     restart: async (options: { kill?: boolean; env?: Record<string, string> } = {}) => {
       logs += host.stderr();
       await host.stop(options.kill ? 'SIGKILL' : 'SIGTERM');
-      host = startHostProcess(azurite, { env: { ...env, ...options.env }, keys });
+      host = startHostProcess(azurite, { env: { ...env, ...options.env }, keys, app });
       line = await host.ready;
     },
     /** With `storageFaults`: refuse chosen blob requests of the host. */

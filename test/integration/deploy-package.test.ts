@@ -4,6 +4,8 @@ import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { LOADED_ON_FIRST_USE, megabytes, stagePackage, type StagedPackage } from '../../tools/package';
+import { eventually } from '../helpers/host';
+import { stackFixture } from '../helpers/stack';
 
 /*
  * Builds the deployment package exactly as `npm run package` does for azd and `func … publish` (a bundle,
@@ -120,6 +122,50 @@ describe('deployment package', () => {
     const env = { ...process.env, NODE_PATH: '' };
     expect(execFileSync(process.execPath, ['-e', script], { cwd: staged.dir, env }).toString()).toBe('ok');
   });
+});
+
+describe('the package’s bundle at work', () => {
+  // What the first use loads — durable-functions' HTTP client (rewritten lazy by tools/lazy-requires.ts), graphql,
+  // the storage SDK — comes from the package's node_modules: an export runs end to end on the local host with it.
+  it('runs an export on the local host: started, orchestrated and read back through the durable client', async () => {
+    const stack = await stackFixture({
+      app: join(staged.dir, 'dist', 'main.js'),
+      sandbox: { records: 300 },
+      env: { NODE_PATH: '' },
+    });
+    try {
+      const started = await stack.json(
+        'exports',
+        {
+          method: 'POST',
+          body: JSON.stringify({ streams: ['controls'], format: 'ndjson' }),
+          headers: { 'content-type': 'application/json' },
+        },
+        stack.keys.function,
+      );
+      expect(started.status === 202 ? '' : started.text).toBe('');
+      const done = await eventually(
+        async () => {
+          const s = await stack.json(`exports/${started.body.id}`, {}, stack.keys.function);
+          return ['completed', 'failed'].includes(s.body.status) && s.body;
+        },
+        'the export to end',
+        60_000,
+      );
+      expect(done.status === 'completed' ? '' : JSON.stringify(done)).toBe('');
+      const [file] = done.files;
+      const text = (
+        await stack
+          .blobService()
+          .getContainerClient('exports')
+          .getBlockBlobClient(`${started.body.id}/${file.file}`)
+          .downloadToBuffer()
+      ).toString();
+      expect(text.trim().split('\n')).toHaveLength(300);
+    } finally {
+      await stack.close();
+    }
+  }, 120_000);
 });
 
 describe('the operator’s files', () => {

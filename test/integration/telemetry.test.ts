@@ -214,10 +214,19 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     // The others succeeded, and each slice that read its pages left the heartbeat the no-successful-sync alert counts.
     const ok = spans.filter((s) => s.name === 'sync stream' && s.status?.code !== 2);
     expect(ok).toHaveLength(5);
-    const progress = collector
-      .received()
-      .logs.filter((l) => l.body === 'sync run progress' && l.attributes.runId === failed.id);
-    expect(new Set(progress.map((l) => l.attributes.stream)).size).toBe(5);
+    // Logs reach the collector's receiver on their own schedule, not with the spans: waited for, not assumed.
+    const progressOf = () =>
+      collector
+        .received()
+        .logs.filter((l) => l.body === 'sync run progress' && l.attributes.runId === failed.id);
+    const streamsWithProgress = () => new Set(progressOf().map((l) => l.attributes.stream)).size;
+    await eventually(
+      async () => streamsWithProgress() >= 5,
+      'a progress record from each stream that read',
+      30_000,
+    ).catch(() => undefined);
+    expect(streamsWithProgress()).toBe(5);
+    const progress = progressOf();
     for (const l of progress)
       expect(l.attributes).toMatchObject({ tenant: stack.sb.tenant, records: expect.any(Number) });
     expect(spans.find((s) => !s.parentSpanId)).toMatchObject({
