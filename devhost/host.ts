@@ -210,9 +210,12 @@ export class LocalHost {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: Error) => {
         this.o.logger.log('error', 'host request failed', { reason: err.message });
-        reply(res, err instanceof DurableHttpError ? err.status : 500, {
-          error: err instanceof DurableHttpError ? err.message : 'internal error in the function host',
-        });
+        refuse(
+          res,
+          err instanceof DurableHttpError
+            ? problem(err.status, err.code, err.message)
+            : problem(500, 'unexpected', 'internal error in the function host; its log has the reason'),
+        );
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -251,23 +254,24 @@ export class LocalHost {
     if (path.startsWith('/api/')) return this.http(req, res, url);
     const rpc = /^\/_rpc\/([^/]+)\/durabletask(\/.*)$/.exec(path);
     if (rpc) {
-      if (!sameKey(rpc[1], this.keys.system)) return reply(res, 401, { error: 'unauthorised' });
+      if (!sameKey(rpc[1], this.keys.system))
+        return refuse(res, problem(401, 'unauthorized', 'the durable task API needs the system key'));
       return this.durableApi(req, res, url, rpc[2]);
     }
     if (path.startsWith('/runtime/webhooks/durabletask/')) {
       const key = this.keyOf(req, url);
       if (!sameKey(key, this.keys.system) && !sameKey(key, this.keys.master))
-        return reply(res, 401, { error: 'the durable task API needs the system key' });
+        return refuse(res, problem(401, 'unauthorized', 'the durable task API needs the system key'));
       return this.durableApi(req, res, url, path.slice('/runtime/webhooks/durabletask'.length));
     }
     if (path.startsWith('/admin/')) {
       if (!sameKey(this.keyOf(req, url), this.keys.master))
-        return reply(res, 401, { error: 'admin routes need the master key' });
+        return refuse(res, problem(401, 'unauthorized', 'admin routes need the master key'));
       return this.admin(req, res, url);
     }
     if (path === '/' || path === '')
       return reply(res, 200, { host: 'tenant-integrations local host', functions: this.functions });
-    return reply(res, 404, { error: `no route ${path}` });
+    return refuse(res, problem(404, 'not_found', `no route ${path}`));
   }
 
   private async http(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -374,12 +378,12 @@ export class LocalHost {
         return reply(res, deleted ? 200 : 404, { instancesDeleted: deleted ? 1 : 0 });
       }
       const status = await this.engine.status(id, url.searchParams.get('showHistory') === 'true');
-      if (!status) return reply(res, 404, { error: `no instance "${id}"` });
+      if (!status) return refuse(res, problem(404, 'not_found', `no instance "${id}"`));
       const done = ['Completed', 'Failed', 'Terminated'].includes(status.runtimeStatus);
       return reply(res, done ? 200 : 202, status);
     }
     if (/^\/instances\/?$/.test(sub) && method === 'GET') return reply(res, 200, await this.engine.list());
-    return reply(res, 404, { error: `durable API: no route ${method} ${sub}` });
+    return refuse(res, problem(404, 'not_found', `durable API: no route ${method} ${sub}`));
   }
 
   private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -404,10 +408,10 @@ export class LocalHost {
         seconds = (JSON.parse((await readBody(req)).toString('utf8') || '{}') as { advanceSeconds?: unknown })
           .advanceSeconds;
       } catch {
-        return reply(res, 400, { error: 'body must be JSON {"advanceSeconds": N}' });
+        return refuse(res, problem(400, 'invalid_request', 'the body must be JSON {"advanceSeconds": N}'));
       }
       if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0)
-        return reply(res, 400, { error: 'advanceSeconds must be a whole number ≥ 0' });
+        return refuse(res, problem(400, 'invalid_request', 'advanceSeconds must be a whole number ≥ 0'));
       this.clock.advanceSeconds(seconds);
       await this.engine.clockMoved(this.clock.offset);
       return reply(res, 200, { now: new Date(this.clock.now()).toISOString() });
@@ -418,11 +422,13 @@ export class LocalHost {
       const job = this.timers.jobs.get(name);
       if (job) {
         const ran = await this.timers.fire(job, false);
-        return reply(res, ran ? 202 : 409, ran ? undefined : { error: 'a run of this timer is still going' });
+        return ran
+          ? reply(res, 202, undefined)
+          : refuse(res, problem(409, 'timer_running', 'a run of this timer is still going'));
       }
       await this.invoke(name, (await readBody(req)).toString('utf8'));
       return reply(res, 202, undefined);
     }
-    return reply(res, 404, { error: `no admin route ${path}` });
+    return refuse(res, problem(404, 'not_found', `no admin route ${path}`));
   }
 }

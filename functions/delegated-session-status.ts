@@ -1,7 +1,7 @@
 import { app } from '@azure/functions';
 import { sessionView } from '../shared/auth/delegated-session';
 import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 
 /** The mutations an admin's session lets imports run (null: imports are off; undefined: unknown here). */
 async function importOperations(): Promise<string[] | null | undefined> {
@@ -21,7 +21,7 @@ app.http('delegatedSessionStatus', {
   route: 'manage/session',
   methods: ['GET'],
   authLevel: 'admin',
-  handler: async () => {
+  handler: httpDoor('session status', async () => {
     const access = appContext().access();
     const session = sessionView(await access.delegated.status());
     return {
@@ -31,5 +31,5 @@ app.http('delegatedSessionStatus', {
         importOperations: await importOperations(),
       },
     };
-  },
+  }),
 });

@@ -1,7 +1,7 @@
 import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
 import { startLogin } from '../shared/device-login/routes';
 
@@ -13,6 +13,7 @@ df.app.client.http('deviceLoginStart', {
   route: 'manage/device-login',
   methods: ['POST'],
   authLevel: 'admin',
-  handler: (request: HttpRequest, client: DurableClient) =>
+  handler: httpDoor('device login', (request: HttpRequest, client: DurableClient) =>
     startLogin(request, client, deviceLoginInstanceId(appContext().access().tenant.name)),
+  ),
 });

@@ -1,9 +1,8 @@
 import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { createExport } from '../shared/exports/http';
-import { unlessUnavailable } from '../shared/net/accepted';
 
 /**
  * POST /api/exports (function key): `{ streams?, format?, gzip?, callbackUrl? }` → 202 with Location,
@@ -14,10 +13,7 @@ df.app.client.http('exportsCreate', {
   route: 'exports',
   methods: ['POST'],
   authLevel: 'function',
-  handler: (request: HttpRequest, client: DurableClient) =>
-    unlessUnavailable(
-      () => appContext().exports(),
-      (setup) => createExport(request, client, setup),
-      'export',
-    ),
+  handler: httpDoor('export', (request: HttpRequest, client: DurableClient) =>
+    createExport(request, client, appContext().exports()),
+  ),
 });

@@ -1,6 +1,6 @@
 import { app } from '@azure/functions';
 import { healthReport } from '../shared/admin/health';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 
 /**
  * GET /api/health (anonymous, for probes): the status alone. Which tenant this is and the admin session's
@@ -10,5 +10,7 @@ app.http('health', {
   route: 'health',
   methods: ['GET'],
   authLevel: 'anonymous',
-  handler: async () => ({ jsonBody: { status: (await healthReport(appContext())).status } }),
+  handler: httpDoor('health', async () => ({
+    jsonBody: { status: (await healthReport(appContext())).status },
+  })),
 });

@@ -1,11 +1,11 @@
 import { app } from '@azure/functions';
 import { healthReport } from '../shared/admin/health';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 
 /** GET /api/manage/health (admin key): the health with its details — tenant, secret store, session state. */
 app.http('manageHealth', {
   route: 'manage/health',
   methods: ['GET'],
   authLevel: 'admin',
-  handler: async () => ({ jsonBody: await healthReport(appContext()) }),
+  handler: httpDoor('health', async () => ({ jsonBody: await healthReport(appContext()) })),
 });

@@ -1,5 +1,5 @@
 import { app } from '@azure/functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { getRun } from '../shared/runs/http';
 
 /** GET /api/manage/runs/{id} (admin key): one run's summary. */
@@ -7,5 +7,5 @@ app.http('manageRun', {
   route: 'manage/runs/{id}',
   methods: ['GET'],
   authLevel: 'admin',
-  handler: (request) => getRun(request.params.id, appContext()),
+  handler: httpDoor('run', (request) => getRun(request.params.id, appContext())),
 });

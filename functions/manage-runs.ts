@@ -1,5 +1,5 @@
 import { app } from '@azure/functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { listRuns } from '../shared/runs/http';
 
 /** GET /api/manage/runs (admin key): run summaries, newest first, paged with `before`. */
@@ -7,5 +7,5 @@ app.http('manageRuns', {
   route: 'manage/runs',
   methods: ['GET'],
   authLevel: 'admin',
-  handler: (request) => listRuns(request, appContext()),
+  handler: httpDoor('runs', (request) => listRuns(request, appContext())),
 });

@@ -1,5 +1,5 @@
 import { app } from '@azure/functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { statusPage } from '../shared/admin/status-page';
 import { statusView } from '../shared/admin/status';
 
@@ -8,7 +8,7 @@ app.http('manageStatus', {
   route: 'manage/status',
   methods: ['GET'],
   authLevel: 'admin',
-  handler: async (request) => {
+  handler: httpDoor('status page', async (request) => {
     const code = request.query.get('code');
     const admin = code ? `../manage?code=${encodeURIComponent(code)}` : '../manage';
     return {
@@ -21,5 +21,5 @@ app.http('manageStatus', {
         'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
       },
     };
-  },
+  }),
 });

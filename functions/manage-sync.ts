@@ -1,7 +1,7 @@
 import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
-import { appContext } from '../shared/app';
+import { appContext, httpDoor } from '../shared/app';
 import { startSync } from '../shared/runs/http';
 
 /** POST /api/manage/sync (admin key): start a sync now; 409 with the running one if one is running. */
@@ -9,5 +9,7 @@ df.app.client.http('manageSync', {
   route: 'manage/sync',
   methods: ['POST'],
   authLevel: 'admin',
-  handler: (_request: HttpRequest, client: DurableClient) => startSync(client, appContext()),
+  handler: httpDoor('sync', (_request: HttpRequest, client: DurableClient) =>
+    startSync(client, appContext()),
+  ),
 });

@@ -1,9 +1,11 @@
+import type { HttpResponseInit } from '@azure/functions';
 import type { AccessLayer } from './access';
 import { appClock, type Clock } from './clock';
 import { loadConfig, type AppConfig } from './config';
 import type { ExportSetup } from './exports/setup';
 import type { ImportSetup } from './imports/setup';
 import { appLogger, type LogData, type Logger } from './log';
+import { door } from './net/door';
 import { applyAppHeapFlags } from './node-flags';
 import type { RunRecorder } from './runs/recorder';
 import type { SyncSetup } from './sync/setup';
@@ -153,3 +155,12 @@ export function appContext(): App {
   return app;
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
+
+/**
+ * An HTTP function's handler behind its door (shared/net/door.ts): whatever it throws is answered as a problem
+ * document and logged with the app's logger — or stderr's, when the configuration itself is what failed.
+ */
+export const httpDoor = <A extends unknown[]>(
+  what: string,
+  handler: (...args: A) => Promise<HttpResponseInit> | HttpResponseInit,
+) => door(what, handler, { logger: () => appContext().logger });

@@ -1,10 +1,26 @@
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { z } from 'zod';
+import { IntegrationError } from './errors';
 import { withTimeout } from './net/retry';
 
 const RUNNING = ['Pending', 'Running', 'ContinuedAsNew'];
 
 export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
+
+/**
+ * A call to the durable store through the client (start, raise an event, terminate). The library throws plain
+ * Errors whatever went wrong — the extension down, its storage refusing, an unexpected status — so they are named
+ * here as the durable store not answering (`service_unavailable`, the cause kept): a route answers 503 and the
+ * caller retries.
+ */
+export async function durableCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof IntegrationError) throw err;
+    throw new IntegrationError('service_unavailable', `the durable store did not ${what}`, { cause: err });
+  }
+}
 
 /** The binding data a durable client is built from (local-host.md in shared/notes: the same in Azure). */
 interface ClientData {
@@ -30,18 +46,30 @@ export async function readInstance(
     : data?.managementUrls?.statusQueryGetUri.replace(data.managementUrls.id, encodeURIComponent(id));
   if (!url)
     throw new Error('the durable client has no status address (binding data without rpcBaseUrl or URLs)');
-  const answer = await withTimeout(options.timeoutMs ?? 30_000, options.abortSignal, async (signal) => {
-    const res = await fetch(url, { redirect: 'manual', signal });
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    return { status: res.status, text: await res.text() };
-  });
+  const read = () =>
+    withTimeout(options.timeoutMs ?? 30_000, options.abortSignal, async (signal) => {
+      const res = await fetch(url, { redirect: 'manual', signal });
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return undefined;
+      }
+      return { status: res.status, text: await res.text() };
+    });
+  // The caller's own abort keeps its reason; the store's silence (the timeout) or a refused connection is the
+  // durable store not answering.
+  const answer = await (options.abortSignal
+    ? read().catch((err: unknown) => {
+        if (options.abortSignal?.aborted) throw err;
+        return durableCall(`answer for instance ${id}`, () => Promise.reject(err));
+      })
+    : durableCall(`answer for instance ${id}`, read));
   if (!answer) return undefined;
   const { status, text } = answer;
   if (status !== 200 && status !== 202)
-    throw new Error(`the durable store answered HTTP ${status} for instance ${id}`);
+    throw new IntegrationError(
+      'service_unavailable',
+      `the durable store answered HTTP ${status} for instance ${id}`,
+    );
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -49,7 +77,11 @@ export async function readInstance(
     json = undefined;
   }
   const body = statusBody.safeParse(json);
-  if (!body.success) throw new Error(`the durable store answered an unreadable status for instance ${id}`);
+  if (!body.success)
+    throw new IntegrationError(
+      'service_unavailable',
+      `the durable store answered an unreadable status for instance ${id}`,
+    );
   return body.data as DurableOrchestrationStatus;
 }
 

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The app's one error vocabulary: every code an error, a run summary or an HTTP problem document can carry,
  * with its title and the one action that fixes it. A code without its text does not exist (the type comes from
@@ -217,6 +219,24 @@ export const ERRORS = {
     action:
       'The orchestration was terminated or stopped before it ended its run; the next run resumes from the checkpoints.',
   },
+  // The local host's own routes (the durable task API, /admin/…), as `npm start` serves them.
+  unauthorized: {
+    title: 'Unauthorized',
+    action:
+      'Send the key the route needs: the system key for the durable task API, the master key for /admin/ routes (`npm start` prints both).',
+  },
+  instance_running: {
+    title: 'The orchestration instance is running',
+    action: 'Wait for it to end (GET its status), or terminate it first.',
+  },
+  instance_ended: {
+    title: 'The orchestration instance has ended',
+    action: 'Start a new instance; an ended one takes no more events.',
+  },
+  timer_running: {
+    title: 'The timer is running',
+    action: 'Wait for its run to end (GET /admin/host/status), then fire it again.',
+  },
 } as const satisfies Record<string, { title: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -225,12 +245,24 @@ export const isErrorCode = (code: unknown): code is ErrorCode =>
   typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERRORS, code);
 
 /**
- * The action that fixes an error of this code. Codes in older run summaries were upper case
- * (`CREDENTIAL_REJECTED`), and `LOGIN_REQUIRED` is now `admin_login_required`: both still find their text.
+ * A code as stored in a run summary or passed between activities, read back as one of ours. Older summaries wrote
+ * codes in upper case (`CREDENTIAL_REJECTED`), and `LOGIN_REQUIRED` is now `admin_login_required`; a code that is
+ * not ours (renamed since, or written by a later version) reads as `unexpected` — the record still reads.
  */
+export function storedErrorCode(code: string): ErrorCode {
+  const normal = normalCode(code);
+  return isErrorCode(normal) ? normal : 'unexpected';
+}
+
+const normalCode = (code: string) =>
+  code === 'LOGIN_REQUIRED' ? 'admin_login_required' : code.toLowerCase();
+
+/** `storedErrorCode` as a schema: any string in, one of our codes out. */
+export const errorCodeSchema = z.string().transform(storedErrorCode);
+
+/** The action that fixes an error of this code, read as `storedErrorCode` reads it; none for a code not ours. */
 export function actionFor(code: string | undefined): string | undefined {
-  if (!code) return undefined;
-  const normal = code === 'LOGIN_REQUIRED' ? 'admin_login_required' : code.toLowerCase();
+  const normal = code && normalCode(code);
   return isErrorCode(normal) ? ERRORS[normal].action : undefined;
 }
 

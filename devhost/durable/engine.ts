@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvocationContext } from '@azure/functions';
 import type { OffsetClock } from '../../shared/clock';
+import type { ErrorCode } from '../../shared/errors';
 import type { Logger } from '../../shared/log';
 import type { Registration } from '../functions-core';
 import { triggerOf } from '../functions-core';
@@ -54,6 +55,7 @@ interface Live {
   timers: Map<number, number>;
 }
 
+/** A refusal of the durable task API, answered as a problem document under the code its status means. */
 export class DurableHttpError extends Error {
   constructor(
     readonly status: number,
@@ -61,7 +63,19 @@ export class DurableHttpError extends Error {
   ) {
     super(message);
   }
+
+  get code(): ErrorCode {
+    return DURABLE_CODES[this.status] ?? 'unexpected';
+  }
 }
+
+const DURABLE_CODES: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  404: 'not_found',
+  409: 'instance_running',
+  410: 'instance_ended',
+  413: 'payload_too_large',
+};
 
 const TERMINAL: RuntimeStatus[] = ['Completed', 'Failed', 'Terminated'];
 export const FAILURE_MARKER = '\n\n$OutOfProcData$:';

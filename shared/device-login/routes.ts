@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
-import { isRunning, readInstance } from '../durable';
+import { isRunning, readInstance, durableCall } from '../durable';
 import { problem } from '../errors';
 import { sleep } from '../net/retry';
 import { DEVICE_LOGIN, type DeviceLoginView } from './orchestration';
@@ -122,13 +122,17 @@ export async function startLogin(
       );
     // Cancelled rather than terminated, so it ends its own way and forgets its device code; terminated only if
     // it has not ended within 5 s.
-    await client.raiseEvent(id, DEVICE_LOGIN.cancelEvent, { reason: 'replaced by a new device login' });
+    await durableCall('take the cancel', () =>
+      client.raiseEvent(id, DEVICE_LOGIN.cancelEvent, { reason: 'replaced by a new device login' }),
+    );
     if (!ended(await waitFor(client, id, ended, 5_000))) {
-      await client.terminate(id, 'replaced by a new device login');
+      await durableCall('terminate the login', () => client.terminate(id, 'replaced by a new device login'));
       await waitFor(client, id, ended, 5_000);
     }
   }
-  await client.startNew(DEVICE_LOGIN.orchestrator, { instanceId: id, input: {} });
+  await durableCall('start the login', () =>
+    client.startNew(DEVICE_LOGIN.orchestrator, { instanceId: id, input: {} }),
+  );
   const status = await waitFor(
     client,
     id,
@@ -160,6 +164,6 @@ export async function cancelLogin(request: HttpRequest, client: DurableClient): 
       'device_login_ended',
       `the device login has already ended (${found.status.runtimeStatus})`,
     );
-  await client.raiseEvent(found.id, DEVICE_LOGIN.cancelEvent, {});
+  await durableCall('take the cancel', () => client.raiseEvent(found.id, DEVICE_LOGIN.cancelEvent, {}));
   return { status: 202, headers: { location: loginStatusUrl(request, found.id) } };
 }

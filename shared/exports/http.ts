@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
-import { isRunning, readInstance } from '../durable';
+import { isRunning, readInstance, durableCall } from '../durable';
 import {
   acceptedAnswer,
   claimOrReplay,
@@ -132,7 +132,9 @@ export async function createExport(
     requestedAt: new Date(now).toISOString(),
   };
   try {
-    await client.startNew(EXPORT.orchestrator, { instanceId: exportInstanceId(id), input });
+    await durableCall('start the export', () =>
+      client.startNew(EXPORT.orchestrator, { instanceId: exportInstanceId(id), input }),
+    );
   } catch (err) {
     await setup.ledger.releaseSlot(setup.tenant, id).catch(() => undefined);
     if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
-import { readInstance } from '../durable';
+import { readInstance, durableCall } from '../durable';
 import {
   acceptedAnswer,
   claimOrReplay,
@@ -163,7 +163,9 @@ export async function createImport(
       document: operation.document,
       items: body.items,
     });
-    await client.startNew(IMPORT.orchestrator, { instanceId: importInstanceId(id), input });
+    await durableCall('start the import', () =>
+      client.startNew(IMPORT.orchestrator, { instanceId: importInstanceId(id), input }),
+    );
   } catch (err) {
     await release();
     setup.logger.log('error', 'import could not start', { reason: (err as Error).message.split('\n')[0] });

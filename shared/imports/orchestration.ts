@@ -2,6 +2,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { EXPORT_ID } from '../exports/request';
 import type { ApplyResult, Counts } from './apply';
+import { type ErrorCode } from '../errors';
 
 export const IMPORT = {
   orchestrator: 'importRun',
@@ -167,7 +168,7 @@ export function* importOrchestrator(
   let input = importInputSchema.parse(context.df.getInput());
   const now = () => context.df.currentUtcDateTime.getTime();
   const deadlineOf = (since: string) => Date.parse(since) + input.adminWaitMs;
-  let error: { code: string; message: string } | undefined;
+  let error: { code: ErrorCode; message: string } | undefined;
   try {
     if (input.waiting?.for === 'admin') {
       context.df.setCustomStatus(importState(input, 'waiting_for_admin'));

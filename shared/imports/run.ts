@@ -8,6 +8,7 @@ import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from '.
 import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
 import type { ImportSetup } from './setup';
 import type { ImportBatch, ImportStore, ItemState } from './store';
+import { errorCodeSchema, type ErrorCode } from '../errors';
 
 /**
  * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);
@@ -18,7 +19,7 @@ export const ACTIVITY_ITEMS = 1_000;
 export interface ItemResult {
   key: string;
   state: ItemState;
-  code?: string;
+  code?: ErrorCode;
   message?: string;
 }
 
@@ -138,7 +139,7 @@ export async function importWaitingActivity(app: App, raw: unknown): Promise<voi
 const finishInput = z.object({
   input: importInputSchema,
   finishedAt: z.string(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z.object({ code: errorCodeSchema, message: z.string() }).optional(),
 });
 
 /** The end: items never sent are skipped (so each has its result), the summary saved, the alert's record. */

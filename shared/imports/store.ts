@@ -1,7 +1,7 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
-import { IntegrationError, statusOf } from '../errors';
+import { IntegrationError, statusOf, errorCodeSchema, storedErrorCode } from '../errors';
 import { downloadWhole } from '../state/blocks';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';
@@ -18,7 +18,7 @@ export const itemOutcomeSchema = z.object({
   index: z.number().int().min(0),
   state: z.enum(['applied', 'failed', 'outcome_unknown', 'skipped']),
   /** For a failure: our error code and the tenant's (or our) message. */
-  code: z.string().optional(),
+  code: errorCodeSchema.optional(),
   message: z.string().optional(),
 });
 export type ItemOutcome = z.infer<typeof itemOutcomeSchema>;
@@ -226,7 +226,7 @@ export class AzureImportStore implements ImportStore {
         outcomes.set(index, {
           index,
           state: stateOf(state, code),
-          ...(code ? { code } : {}),
+          ...(code ? { code: storedErrorCode(code) } : {}),
           ...(message ? { message } : {}),
         });
     }

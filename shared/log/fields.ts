@@ -36,6 +36,7 @@ export const LOG_FIELDS = [
   'outcomeUnknown',
   'skipped',
   'pending',
+  'invocationId',
 ] as const;
 export type LogField = (typeof LOG_FIELDS)[number];
 export type LogData = Partial<Record<LogField, string | number | boolean | undefined>>;

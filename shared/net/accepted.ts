@@ -1,9 +1,8 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import { Webhook } from 'standardwebhooks';
 import type { DurableOrchestrationStatus } from 'durable-functions';
-import { problem, type ErrorCode } from '../errors';
+import { problem } from '../errors';
 import type { ExportLedger, KeyRecord } from '../exports/ledger';
-import type { Logger } from '../log';
 
 /*
  * What the two async request-reply webhooks (POST /api/exports, POST /api/imports) share: reading a JSON body
@@ -114,40 +113,6 @@ export function stoppedEarly(instance: DurableOrchestrationStatus, what: string)
   if (!['Failed', 'Terminated', 'Canceled'].includes(instance.runtimeStatus)) return undefined;
   return `the ${what} stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`;
 }
-
-/**
- * Runs a webhook's handler with its set-up; storage or the durable store failing is the caller's 503 (retry),
- * never a bare 500. `known` answers errors it recognises (a set-up problem with its own code).
- */
-export async function unlessUnavailable<S extends { logger: Logger }>(
-  setup: () => S,
-  handle: (setup: S) => Promise<HttpResponseInit>,
-  what: string,
-  known: (err: unknown) => HttpResponseInit | undefined = () => undefined,
-): Promise<HttpResponseInit> {
-  let s: S | undefined;
-  try {
-    s = setup();
-    return await handle(s);
-  } catch (err) {
-    const answer = known(err);
-    if (answer) return answer;
-    s?.logger.log('error', `${what} request failed`, { reason: (err as Error).message.split('\n')[0] });
-    return problem(503, 'service_unavailable', `the ${what} service could not answer; retry shortly`, {
-      headers: { 'retry-after': '10' },
-    });
-  }
-}
-
-/** A set-up error carrying one of our codes, answered as 503 with its message (it names the setting to fix). */
-export const setupProblem =
-  (...codes: ErrorCode[]) =>
-  (err: unknown): HttpResponseInit | undefined => {
-    const code = (err as { code?: unknown }).code;
-    return codes.includes(code as ErrorCode)
-      ? problem(503, code as ErrorCode, (err as Error).message, { headers: { 'retry-after': '60' } })
-      : undefined;
-  };
 
 /**
  * Idempotency-Key: claims `key` for a new request (`'claimed'`), or answers as the earlier request with that key did: 422 when its

@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { streamCountsSchema } from '../sync/counts';
-import { bounded } from '../errors';
+import { bounded, errorCodeSchema } from '../errors';
 import { lazyTable } from '../state/lazy';
 
 /**
@@ -34,16 +34,16 @@ export const runSummarySchema = z.object({
       ok: z.boolean(),
       durationMs: z.number().int().min(0).optional(),
       error: z.string().optional(),
-      errorCode: z.string().optional(),
+      errorCode: errorCodeSchema.optional(),
       /** A sync stream's pass: every record read, or only those changed since the last one. */
       pass: z.enum(['full', 'incremental']).optional(),
     }),
   ),
   tokenRequests: z.number().int().min(0).optional(),
-  error: z.object({ code: z.string(), message: z.string(), action: z.string().optional() }).optional(),
+  error: z.object({ code: errorCodeSchema, message: z.string(), action: z.string().optional() }).optional(),
   /** A resumed run's earlier endings: each failure that stopped it before, newest last (at most five). */
   interruptions: z
-    .array(z.object({ at: z.string(), code: z.string(), message: z.string() }))
+    .array(z.object({ at: z.string(), code: errorCodeSchema, message: z.string() }))
     .max(5)
     .optional(),
   sinks: z.string().optional(),
@@ -63,7 +63,7 @@ export const runSummarySchema = z.object({
       /** The admin whose session applies it. */
       person: z.string().optional(),
       failures: z
-        .array(z.object({ key: z.string(), code: z.string().optional(), message: z.string() }))
+        .array(z.object({ key: z.string(), code: errorCodeSchema.optional(), message: z.string() }))
         .max(20),
       waitingForAdmin: z.object({ since: z.string(), reason: z.string() }).optional(),
       waitingForTenant: z.object({ since: z.string(), reason: z.string() }).optional(),

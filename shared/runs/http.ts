@@ -2,7 +2,7 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { z } from 'zod';
 import type { App } from '../app';
-import { isRunning, readInstance } from '../durable';
+import { isRunning, readInstance, durableCall } from '../durable';
 import { problem } from '../errors';
 import { SYNC, syncInstanceId, type SyncStatus } from '../sync/orchestration';
 import { sweepStoppedRuns } from './sweep';
@@ -66,7 +66,9 @@ export async function startSyncRun(
     if (now) return { started: false as const, running: now };
     await app.traced('sync sweep', {}, () => sweepStoppedRuns(client, app));
     try {
-      await client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger } });
+      await durableCall('start the sync', () =>
+        client.startNew(SYNC.orchestrator, { instanceId: id, input: { trigger } }),
+      );
     } catch (err) {
       // A start that outlived its lease met another one: that one is the run.
       const winner = await running();

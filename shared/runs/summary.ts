@@ -5,7 +5,7 @@ import type { StreamResult } from '../sync/run';
 import type { Counts } from '../imports/apply';
 import type { ImportInput } from '../imports/orchestration';
 import type { RunSummary } from './history';
-import { actionFor } from '../errors';
+import { actionFor, type ErrorCode } from '../errors';
 
 const finished = (startedAt: string, finishedAt: string) => ({
   finishedAt,
@@ -20,7 +20,7 @@ export function syncSummary(
     trigger: RunSummary['trigger'];
     finishedAt?: string;
     sinks?: string;
-    error?: { code: string; message: string };
+    error?: { code: ErrorCode; message: string };
     interruptions?: RunSummary['interruptions'];
     schema?: RunSummary['schema'];
   },
@@ -121,8 +121,8 @@ export function importSummary(
   counts: Counts,
   options: {
     finishedAt?: string;
-    failures?: Array<{ key: string; code?: string; message: string }>;
-    error?: { code: string; message: string };
+    failures?: Array<{ key: string; code?: ErrorCode; message: string }>;
+    error?: { code: ErrorCode; message: string };
     waitingForAdmin?: { since: string; reason: string };
     waitingForTenant?: { since: string; reason: string };
   } = {},

@@ -2,6 +2,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from './counts';
 import type { StreamResult } from './run';
+import { errorCodeSchema } from '../errors';
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {
@@ -40,7 +41,7 @@ const runRecord = z.object({
 });
 
 /** Why a run failed as a whole, as an activity reports it (it never throws what it can name). */
-const runError = z.object({ code: z.string(), message: z.string() });
+const runError = z.object({ code: errorCodeSchema, message: z.string() });
 export type RunError = z.infer<typeof runError>;
 
 export const planSchema = runRecord.extend({
@@ -62,7 +63,7 @@ const streamResult = z.object({
   done: z.boolean(),
   counts: streamCountsSchema,
   error: z.string().optional(),
-  errorCode: z.string().optional(),
+  errorCode: errorCodeSchema.optional(),
   durationMs: z.number().int().min(0).optional(),
   pass: z.enum(['full', 'incremental']).optional(),
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
-import { bounded, codeOf, GraphqlErrors, IntegrationError } from '../errors';
+import { bounded, codeOf, GraphqlErrors, IntegrationError, type ErrorCode } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { silentLogger, type Logger } from '../log';
@@ -50,7 +50,7 @@ export interface StreamResult {
   done: boolean;
   counts: StreamCounts;
   error?: string;
-  errorCode?: string;
+  errorCode?: ErrorCode;
   /** Time this stream's slices took, summed by the orchestrator (for run history). */
   durationMs?: number;
   /** Whether the pass read everything or only what changed (shared/sync/passes.ts). */

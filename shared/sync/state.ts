@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { schemaFindingsSchema } from '../runs/history';
-import { statusOf } from '../errors';
+import { statusOf, errorCodeSchema } from '../errors';
 import { BlockUpload, downloadWhole } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 
@@ -21,7 +21,7 @@ export const syncRunRecordSchema = z.object({
   /** The run's streams as its catalog had them when it began: a resumed run reads with the same ones. */
   streams: z.array(z.unknown()).optional(),
   /** Streams the run cannot read (the tenant's schema moved under them), with why. */
-  blocked: z.record(z.string(), z.object({ code: z.string(), message: z.string() })).optional(),
+  blocked: z.record(z.string(), z.object({ code: errorCodeSchema, message: z.string() })).optional(),
   /** What the run found about the tenant's schema (shared/catalog/): fields not synced, changes adopted. */
   schema: schemaFindingsSchema.optional(),
 });

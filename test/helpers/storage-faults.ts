@@ -75,8 +75,22 @@ export async function storageFaultProxy(azurite: RunningAzurite) {
       if (body) upstream.end(body);
       else req.pipe(upstream);
     });
+    const sockets = new Set<import('node:stream').Duplex>();
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    return server;
+    const at = (server.address() as AddressInfo).port;
+    return Object.assign(server, {
+      /** As a stopped account: connections refused, the open ones cut. */
+      halt: () =>
+        new Promise<void>((done) => {
+          server.close(() => done());
+          for (const socket of sockets) socket.destroy();
+        }),
+      resume: () => new Promise<void>((done) => server.listen(at, '127.0.0.1', done)),
+    });
   };
   const blob = await proxy(azurite.blobPort);
   const table = await proxy(azurite.tablePort);
@@ -95,6 +109,9 @@ export async function storageFaultProxy(azurite: RunningAzurite) {
     clear() {
       faults.length = 0;
     },
+    /** Storage stopped: nothing listens on its ports until `start`. */
+    stop: () => Promise.all([blob.halt(), table.halt()]).then(() => undefined),
+    start: () => Promise.all([blob.resume(), table.resume()]).then(() => undefined),
     refused,
     close: () =>
       Promise.all([blob, table].map((s) => new Promise<void>((done) => s.close(() => done())))).then(

@@ -49,14 +49,16 @@ describe('readInstance', () => {
 
   it('gives up on a store that never answers, also when the caller passes a signal of its own', async () => {
     answer = () => undefined; // the request is read and never answered
+    // Said as the durable store not answering (a route answers 503), the timeout kept as the cause.
     await expect(readInstance(client(), 'sync-acme', { timeoutMs: 50 })).rejects.toMatchObject({
-      name: 'TimeoutError',
+      code: 'service_unavailable',
+      cause: { name: 'TimeoutError' },
     });
     // A caller's signal that never fires used to replace the timeout: the read waited as long as the socket did.
     const caller = new AbortController();
     await expect(
       readInstance(client(), 'sync-acme', { timeoutMs: 50, abortSignal: caller.signal }),
-    ).rejects.toMatchObject({ name: 'TimeoutError' });
+    ).rejects.toMatchObject({ code: 'service_unavailable', cause: { name: 'TimeoutError' } });
   });
 
   it("stops when the caller's signal fires, with the caller's reason", async () => {

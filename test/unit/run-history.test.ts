@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -50,6 +50,35 @@ describe('run history', () => {
     expect((await h.list({ limit: 10 })).filter((r) => r.id === 'c').map((r) => r.outcome)).toEqual([
       'failed',
     ]);
+  });
+
+  it('a summary stored with a code that is no longer ours still reads: as unexpected, its message kept', async () => {
+    const path = join(dir, 'runs.json');
+    // As a later version (or an older one, in upper case) might have written it.
+    writeFileSync(
+      path,
+      JSON.stringify([
+        {
+          ...run('old', '2026-11-20T00:00:00.000Z'),
+          outcome: 'failed',
+          error: { code: 'RENAMED_LONG_AGO', message: 'it failed then' },
+          streams: {
+            kpis: {
+              ok: false,
+              read: 0,
+              created: 0,
+              updated: 0,
+              deleted: 0,
+              unchanged: 0,
+              errorCode: 'CREDENTIAL_REJECTED',
+            },
+          },
+        },
+      ]),
+    );
+    const [read] = await new FileRunHistory(path).list({ limit: 10 });
+    expect(read.error).toEqual({ code: 'unexpected', message: 'it failed then' });
+    expect(read.streams.kpis.errorCode).toBe('credential_rejected');
   });
 
   it('the recorder purges runs older than the retention, by the clock it is given', async () => {
