@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { ExportStorage } from '../shared/exports/storage';
 import { blobService } from '../shared/state/blob-service';
-import { resolveStreams } from '../shared/streams';
+import { resolveStreams } from '../sandbox/streams';
 import { sandboxConfig } from './sandbox-config';
 
 /**

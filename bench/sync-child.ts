@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
-import { resolveStreams } from '../shared/streams';
+import { resolveStreams } from '../sandbox/streams';
 import { syncAll } from '../shared/sync/run';
 import { changeJson, type Change } from '../shared/sync/changes';
 import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';

@@ -17,15 +17,11 @@ import { COMMON_TYPEDEFS, type Resolvers, type Shape } from './shapes/common';
 import { defaultShape } from './shapes/default';
 import { variedShape } from './shapes/varied';
 import type { Sandbox } from './state';
+import type { SchemaEdits, Viewer } from './types';
+
+export type { SchemaEdits, Viewer } from './types';
 
 export { MAX_PAGE_SIZE } from './shapes/common';
-
-export interface Viewer {
-  kind: 'person' | 'm2m';
-  /** Username for a person; client id for an M2M credential. */
-  name: string;
-  subject: string;
-}
 
 interface Context {
   viewer: Viewer;
@@ -33,13 +29,6 @@ interface Context {
 
 export const SHAPES: Record<string, Shape> = { default: defaultShape, varied: variedShape };
 export type ShapeName = keyof typeof SHAPES;
-
-/** What the `schema/…` hooks changed since start: fields gone, fields added, introspection refused. */
-export interface SchemaEdits {
-  removed: string[];
-  added: Array<{ type: string; field: string; fieldType: 'String' | 'Int' | 'Float' | 'Boolean' }>;
-  introspection: boolean;
-}
 
 /** The shape's SDL with the edits applied: fields removed from and added to object types (and their extensions). */
 export function editedTypeDefs(shape: Shape, edits: SchemaEdits): string {

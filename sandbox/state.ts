@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { OffsetClock } from '../shared/clock';
-import type { SchemaEdits } from './graphql';
+import type { SchemaEdits } from './types';
 import { DataStore } from './data/store';
 import { FaultQueue } from './faults';
 import { HttpError, type Request } from './http';

@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { RecordData } from '../data/generate';
 import type { Collection } from '../data/store';
 import type { Sandbox } from '../state';
-import type { Viewer } from '../graphql';
+import type { Viewer } from '../types';
 import { notFound, pageSizeOf, sinceOf, type Shape } from './common';
 
 /**

@@ -167,13 +167,3 @@ export function selectStreams(
     ]);
   return select.map((n) => byName.get(n) as StreamDefinition);
 }
-
-/**
- * For tests and benches: the sandbox's streams (or a file's), narrowed by `select`. The app itself takes its
- * streams from the tenant's catalog (shared/catalog/).
- */
-export function resolveStreams(options: { file?: string; select?: string[] } = {}): StreamDefinition[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { SANDBOX_STREAMS } = require('./sandbox') as typeof import('./sandbox');
-  return selectStreams(options.file ? readStreamsFile(options.file) : [...SANDBOX_STREAMS], options.select);
-}

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
-import { resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll, type StreamResult } from '../../shared/sync/run';
 import {

@@ -1,7 +1,7 @@
 import { createAccessLayer } from '../../shared/access';
 import { loadConfig } from '../../shared/config';
 import { getPath, paginate } from '../../shared/graphql/pager';
-import { resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 
 /** Every record of a stream as the tenant serves it now, by id — read through the app's own GraphQL client. */
 export async function sourceRecords(

@@ -8,7 +8,7 @@ import { SecretNotFound, SecretStoreError } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
 import { KeyVaultSecretStore } from '../../shared/secrets';
 import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
-import { resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/state';

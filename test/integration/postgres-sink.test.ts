@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
-import { resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 import type { Change } from '../../shared/sync/changes';
 import { DirectorySink, MultiSink, PostgresSink } from '../../shared/sinks';
 import { runCli } from '../helpers/cli';

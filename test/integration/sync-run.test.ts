@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OffsetClock } from '../../shared/clock';
 import { LocalFileSecretStore } from '../../shared/secrets';
-import { resolveStreams } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 import type { Change } from '../../shared/sync/changes';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink, tracedSink, type ChangeSink } from '../../shared/sinks';

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { csvColumns } from '../../shared/exports/columns';
 import { csvCell, encoderFor } from '../../shared/exports/formats';
 import { ConfigError } from '../../shared/errors';
-import { resolveStreams, type StreamDefinition } from '../../shared/streams';
+import type { StreamDefinition } from '../../shared/streams';
+import { resolveStreams } from '../../sandbox/streams';
 
 /** A strict RFC 4180 reader, to check what a spreadsheet would see. */
 function readCsv(text: string): string[][] {

@@ -1,4 +1,4 @@
-import { streamSchema, type StreamDefinition } from './index';
+import { readStreamsFile, selectStreams, streamSchema, type StreamDefinition } from '../shared/streams';
 
 /**
  * The sandbox's six streams (docs/sandbox.md), every field selected: what `discover` proposes for the sandbox's
@@ -36,3 +36,11 @@ export const SANDBOX_STREAMS: readonly StreamDefinition[] = [
   connection('reports', `id title type status period createdAt author { ${PERSON} } updatedAt`),
   connection('users', 'id name email role active lastLoginAt updatedAt'),
 ];
+
+/**
+ * For tests and benches: the sandbox's streams (or a file's), narrowed by `select`. The app itself takes its
+ * streams from the tenant's catalog (shared/catalog/).
+ */
+export function resolveStreams(options: { file?: string; select?: string[] } = {}): StreamDefinition[] {
+  return selectStreams(options.file ? readStreamsFile(options.file) : [...SANDBOX_STREAMS], options.select);
+}
