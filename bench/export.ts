@@ -85,7 +85,7 @@ export async function exportBench(): Promise<Record<string, unknown>> {
     rawRssRatio100kVs10k: round(rss(raw, 100_000) / rss(raw, 10_000)),
     rssRatio300kVs100k: round(rss(exported, 300_000) / rss(exported, 100_000)),
     rssGoal: 'flat: 100 k no more than 10 k beyond what the raw fetch loop itself grows',
-    // Parquet: written as the pages arrive, row groups of ROW_GROUP (shared/sync/parquet.ts).
+    // Parquet: written as the pages arrive, row groups of ROW_GROUP (shared/formats/parquet/).
     parquetPeakRssMb: Object.fromEntries(sizes.map((n) => [n, round(rss(parquet, n), 1)])),
     parquetRssRatio100kVs10k: round(rss(parquet, 100_000) / rss(parquet, 10_000)),
     parquetRecordsPerSecond100k: Math.round(rate(parquet, 100_000)),

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { from as copyFrom } from 'pg-copy-streams';
-import { change, recordJsonOf, type Change } from '../shared/sync/changes';
+import { change, recordJsonOf, type Change } from '../shared/changes';
 import { changeIdFor, recordJson } from '../shared/sync/fingerprint';
 import { BATCH_ROWS, PostgresSink } from '../shared/sinks';
 import { startPostgres } from '../tools/postgres-server';

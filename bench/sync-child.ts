@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { resolveStreams } from '../sandbox/streams';
 import { syncAll } from '../shared/sync/run';
-import { changeJson, type Change } from '../shared/sync/changes';
+import { changeJson, type Change } from '../shared/changes';
 import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
 import { BlobSyncStateStore, FileSyncStateStore } from '../shared/sync/state';
 import { applyAppHeapFlags } from '../shared/node-flags';

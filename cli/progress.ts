@@ -1,4 +1,4 @@
-import type { StreamCounts } from '../shared/sync/counts';
+import type { StreamCounts } from '../shared/changes';
 
 const WIDTH = 24;
 

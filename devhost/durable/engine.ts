@@ -3,8 +3,7 @@ import { InvocationContext } from '@azure/functions';
 import type { OffsetClock } from '../../shared/clock';
 import type { ErrorCode } from '../../shared/errors';
 import type { Logger } from '../../shared/log';
-import type { Registration } from '../functions-core';
-import { triggerOf } from '../functions-core';
+import { type Registration, triggerOf } from '../functions-core';
 import type { DurableStore, HistoryEvent, InstanceRecord, RuntimeStatus } from './store';
 
 /** The history event types the library reads (its HistoryEventType enum). */

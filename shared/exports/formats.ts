@@ -2,7 +2,7 @@ import { pathGetter } from '../graphql/pager';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv', 'json', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-/** The formats written as text, page by page; Parquet is written by shared/sync/parquet.ts. */
+/** The formats written as text, page by page; Parquet is written by shared/formats/parquet/. */
 export type TextFormat = Exclude<ExportFormat, 'parquet'>;
 
 /** Parquet compresses inside (snappy): it is never gzipped. */

@@ -220,7 +220,7 @@ export class ExportStorage {
         task.gzip && task.format !== 'parquet' ? 'application/gzip' : CONTENT_TYPES[task.format],
       blobContentDisposition: `attachment; filename="${stream.name}.${extensionOf(task.format, task.gzip)}"`,
     };
-    // A Parquet file's pieces come ~1 MB at a time while it is written (FILE_PIECE_BYTES, shared/sync/parquet.ts): each
+    // A Parquet file's pieces come ~1 MB at a time while it is written (FILE_PIECE_BYTES, shared/formats/parquet/hyparquet-adapter.ts): each
     // piece is a block (four in flight), sent as it is, and only the last waits for the file's end — with 4 MB blocks
     // the last 4 MB did, 65-107 ms of a 100 k export on Azurite against 15-29 (docs/benchmarks.md, "Export"). 50 000
     // blocks of 1 MB: ~46 GiB of Parquet. Text is streamed as it is encoded, in 4 MiB blocks, two in flight (~195 GiB).

@@ -10,13 +10,13 @@ import { createGzip } from 'node:zlib';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate } from '../graphql/pager';
 import type { StreamDefinition } from '../streams';
-import { prefetch } from '../sync/prefetch';
+import { prefetch } from '../graphql/prefetch';
 import { csvColumns } from './columns';
 import { encoderFor, type ExportFormat, type TextFormat } from './formats';
 
 /** Loaded on first use: only Parquet exports pay for the writer. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const parquetWriter = () => require('../sync/parquet') as typeof import('../sync/parquet');
+const parquetWriter = () => require('../formats/parquet') as typeof import('../formats/parquet');
 
 export interface ExportFile {
   stream: string;
@@ -37,7 +37,7 @@ export interface ExportFile {
  * One stream to one file, streaming: pages are encoded as they arrive and flow through gzip and a hash into
  * `out`, so memory does not grow with the export's size. Parquet needs its columns before its first row group;
  * they are learnt as the pages arrive and the file is written to a temporary folder meanwhile (rows in groups of at
- * most ROW_GROUP), again at the end only when a late page changed the columns (shared/sync/parquet.ts). The file is
+ * most ROW_GROUP), again at the end only when a late page changed the columns (shared/formats/parquet/). The file is
  * then streamed to `out` the same way.
  */
 export async function writeExportStream(
@@ -93,7 +93,7 @@ export async function writeExportStream(
         startCursor: options.continueFrom?.cursor ?? null,
         abortSignal: options.abortSignal,
       }),
-      // A Parquet row group is written a column per turn (~4 ms in all, shared/sync/parquet.ts): pages go on
+      // A Parquet row group is written a column per turn (~4 ms in all, shared/formats/parquet/hyparquet-adapter.ts): pages go on
       // arriving meanwhile, and with two waiting the next would be asked for only after it.
       parquet ? 6 : 2,
     )) {

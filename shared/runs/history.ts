@@ -2,7 +2,7 @@ import type { TableClient } from '@azure/data-tables';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { streamCountsSchema } from '../sync/counts';
+import { streamCountsSchema } from '../changes';
 import { bounded, errorCodeSchema } from '../errors';
 import { lazyTable } from '../state/lazy';
 

@@ -1,6 +1,6 @@
 import { extensionOf } from '../exports/formats';
 import type { ExportInput, StreamOutcome } from '../exports/orchestration';
-import { noCounts } from '../sync/counts';
+import { noCounts } from '../changes';
 import type { StreamResult } from '../sync/run';
 import type { Counts } from '../imports/apply';
 import type { ImportInput } from '../imports/orchestration';

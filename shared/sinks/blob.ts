@@ -7,10 +7,10 @@ import { z } from 'zod';
 import type { SyncFormat } from '../config';
 import { blockMd5 } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
-import type { Change } from '../sync/changes';
+import type { Change, RejectedPolicy } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
-import type { RejectedPolicy } from './rejected';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
+import { jsonPages, linesOf } from '../formats/lines';
 
 export const SYNC_CONTAINER = 'sync-changes';
 
@@ -72,7 +72,7 @@ export class BlobSink implements ChangeSink {
         const pages = async function* () {
           const download = await blob.download();
           const text = (download.readableStreamBody as NodeJS.ReadableStream).pipe(createGunzip());
-          yield* parquet().jsonPages<Change>(parquet().linesOf(text as AsyncIterable<Buffer>));
+          yield* jsonPages<Change>(linesOf(text as AsyncIterable<Buffer>));
         };
         const quarantineFile = join(dir, `${stream}.quarantine.ndjson`);
         const { rejected } = await parquet().writeChangesParquet(pages, file, {

@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { SyncFormat } from '../config';
-import type { Change } from '../sync/changes';
+import type { Change, RejectedPolicy } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
-import type { RejectedPolicy } from './rejected';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
+import { jsonPages } from '../formats/lines';
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
 export class DirectorySink implements ChangeSink {
@@ -42,7 +42,7 @@ export class DirectorySink implements ChangeSink {
       await mkdir(join(this.dir, runId), { recursive: true });
       const pages = async function* () {
         for (const page of changedPages)
-          yield* parquet().jsonPages<Change>(
+          yield* jsonPages<Change>(
             (await readFile(join(parts, `${pageName(page)}.ndjson`), 'utf8')).split('\n'),
             Number.MAX_SAFE_INTEGER,
           );

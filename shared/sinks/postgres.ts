@@ -5,8 +5,15 @@ import { z } from 'zod';
 import type { AppConfig } from '../config';
 import { IntegrationError, SecretNotFound } from '../errors';
 import { azureCredential } from '../secrets/credential';
-import { recordJsonOf, type Change } from '../sync/changes';
-import { rejectedError, shownId, sortOut, type RejectedPolicy, type RejectedRecord } from './rejected';
+import {
+  type Change,
+  recordJsonOf,
+  rejectedError,
+  type RejectedPolicy,
+  type RejectedRecord,
+  shownId,
+  sortOut,
+} from '../changes';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 
 /**

@@ -4,8 +4,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import type { CheckOutcome } from '../doctor/types';
-import type { Change } from '../sync/changes';
-import type { StreamCounts } from '../sync/counts';
+import type { Change, StreamCounts } from '../changes';
 
 /** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
 export interface ChangeBatch {
@@ -27,7 +26,7 @@ export interface RunManifest {
   error?: string;
 }
 
-/** What a sink did not store: records it set aside (SYNC_REJECTED_RECORDS=quarantine, shared/sinks/rejected.ts). */
+/** What a sink did not store: records it set aside (SYNC_REJECTED_RECORDS=quarantine, shared/changes/rejected.ts). */
 export interface WriteOutcome {
   rejected: number;
   /** The page is kept to be stored with later ones (`hold`): not stored yet, so not to be checkpointed yet. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nodePost } from '../net/http';
 import type { SignedPoster, SignedPostOptions } from '../net/webhook';
-import type { StreamCounts } from '../sync/counts';
+import type { StreamCounts } from '../changes';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
 
 export type WebhookSinkOptions = Omit<SignedPostOptions, 'refusedHint' | 'unavailableHint'>;

@@ -2,7 +2,7 @@ import type { App } from '../app';
 import { codeOf } from '../errors';
 import { interruptionsAfter, syncSummary } from '../runs/summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
-import { noCounts } from './counts';
+import { noCounts } from '../changes';
 import {
   beginInputSchema,
   failInputSchema,

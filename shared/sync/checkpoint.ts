@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { noCounts, streamCountsSchema, type StreamCounts } from './counts';
+import { noCounts, streamCountsSchema, type StreamCounts } from '../changes';
 
 /**
  * A stream's checkpoint is an append-only log, one record per page, so checkpointing after every page costs

@@ -1,6 +1,6 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
-import { streamCountsSchema, type StreamCounts } from './counts';
+import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run';
 import { errorCodeSchema } from '../errors';
 

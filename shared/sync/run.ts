@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../log';
 import type { RunCatalog } from '../catalog';
 import { parseStreams, type StreamDefinition } from '../streams';
 import { ChangeDetector } from './changes';
-import { noCounts, type StreamCounts } from './counts';
+import { noCounts, type StreamCounts } from '../changes';
 import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
 import { inSpan, setFields } from '../telemetry';
 import {
@@ -19,7 +19,7 @@ import {
   type PassKind,
   type PassPolicy,
 } from './passes';
-import { prefetch } from './prefetch';
+import { prefetch } from '../graphql/prefetch';
 import {
   SnapshotIndex,
   snapshotHeader,

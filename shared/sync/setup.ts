@@ -1,10 +1,9 @@
 import type { AccessLayer } from '../access';
-import type { Clock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import type { AppConfig } from '../config';
 import type { Logger } from '../log';
 import { createSink, tracedSink } from '../sinks';
 import { runCatalog, type RunCatalog } from '../catalog';
-import { systemClock } from '../clock';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { SyncContext } from './run';
 import { syncStateStore } from './state-store';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { resolveStreams } from '../../sandbox/streams';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import { syncAll, type StreamResult } from '../../shared/sync/run';
 import {
   BlobSink,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { introspect } from '../../shared/catalog/introspect';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { readStreamsFile } from '../../shared/streams';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import { accessFixture } from '../helpers/access';
 import { loadOperations, variableProblems } from '../../shared/imports/operations';
 import { runCli } from '../helpers/cli';

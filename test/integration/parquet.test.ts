@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
-import { ROW_GROUP } from '../../shared/sync/parquet';
+import { ROW_GROUP } from '../../shared/formats/parquet';
 import { runCli } from '../helpers/cli';
 import { eventually } from '../helpers/host';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
@@ -215,7 +215,7 @@ describe('Parquet on the local host: the blob sink and the export webhook', () =
 });
 
 describe('an export written as its pages arrive', () => {
-  const PARQUET = resolve(__dirname, '../../dist/shared/sync/parquet.js');
+  const PARQUET = resolve(__dirname, '../../dist/shared/formats/parquet/index.js');
   /**
    * ParquetOfRecords in a process of its own (its writer is an ES module, which jest cannot load; needs the build):
    * the pages as they arrive, then `finish`. Answers the rows written and the folder's files after the last page.
@@ -318,7 +318,7 @@ describe('an export written as its pages arrive', () => {
   });
 
   it('and so with more than fourteen row groups, and a group whose column takes more than one page (a page index)', () => {
-    // The footer's entries are made as groups are written (shared/sync/parquet-footer.ts); a list of more than
+    // The footer's entries are made as groups are written (shared/formats/parquet/hyparquet-adapter.ts); a list of more than
     // fourteen is written with its length apart, and a chunk of several pages gets an offset index at the end.
     const rows = Array.from({ length: ROW_GROUP * 15 + 10 }, (_, i) => ({
       id: `r${i}`,

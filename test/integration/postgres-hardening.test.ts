@@ -8,7 +8,7 @@ import { LocalFileSecretStore } from '../../shared/secrets';
 import { PostgresSink } from '../../shared/sinks';
 import { defaultSchema, postgresPool } from '../../shared/sinks/postgres';
 import { loadConfig } from '../../shared/config';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import { runCli } from '../helpers/cli';
 import { failure } from '../helpers/failure';
 import { postgresBin, startPostgres, type Postgres } from '../helpers/postgres';

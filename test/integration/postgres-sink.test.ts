@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../sandbox/streams';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import { DirectorySink, MultiSink, PostgresSink } from '../../shared/sinks';
 import { runCli } from '../helpers/cli';
 import { failure } from '../helpers/failure';

@@ -1,7 +1,7 @@
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { gunzipSync } from 'node:zlib';
 import { LocalFileSecretStore } from '../../shared/secrets';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import type { RunSummary } from '../../shared/runs/history';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';

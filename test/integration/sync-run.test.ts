@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { OffsetClock } from '../../shared/clock';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../sandbox/streams';
-import type { Change } from '../../shared/sync/changes';
+import type { Change } from '../../shared/changes';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink, tracedSink, type ChangeSink } from '../../shared/sinks';
 import { decodeCheckpoint } from '../../shared/sync/checkpoint';

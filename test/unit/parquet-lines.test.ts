@@ -1,4 +1,4 @@
-import { jsonPages, linesOf } from '../../shared/sync/parquet';
+import { jsonPages, linesOf } from '../../shared/formats/lines';
 
 async function* chunks(...parts: Array<string | Buffer>) {
   yield* parts;

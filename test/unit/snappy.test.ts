@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { snappyCompress } from '../../shared/sync/snappy';
+import { snappyCompress } from '../../shared/formats/parquet/snappy';
 
 /**
  * Our snappy against hyparquet-writer's own (the one it replaces) and hyparquet's decoder (an independent one), both

@@ -7,7 +7,7 @@ import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
 import { ChangeDetector } from '../../shared/sync/changes';
 import { decodeCheckpoint, encodeRecord, logEntries } from '../../shared/sync/checkpoint';
-import { prefetch } from '../../shared/sync/prefetch';
+import { prefetch } from '../../shared/graphql/prefetch';
 import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sinks';
 import { changeIdFor, recordJson } from '../../shared/sync/fingerprint';
 import { EntryWriter } from '../../shared/sync/snapshot';

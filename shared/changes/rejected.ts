@@ -1,5 +1,5 @@
 import { IntegrationError } from '../errors';
-import { recordJsonOf, type Change } from '../sync/changes';
+import { recordJsonOf, type Change } from './change';
 
 /**
  * Records a sink cannot store as they are — one poison record must not stop a stream for good. With

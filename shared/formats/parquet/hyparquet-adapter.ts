@@ -1,6 +1,131 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
 import type { ColumnChunk, RowGroup, SchemaElement } from 'hyparquet';
 import type { ParquetWriter } from 'hyparquet-writer';
 import type { Writer } from 'hyparquet-writer/src/types.js';
+
+/**
+ * The one file that reaches into hyparquet-writer's and hyparquet's internals (their src/ modules and the writer's
+ * fields), for what their public API does not offer and the export goal needs (docs/benchmarks.md, "Export"):
+ *
+ * - `fileWriter`: the writer's buffered file output, also handing each piece on (an export streams it to Blob Storage);
+ * - `writeRowGroup`: a row group written a column per turn of the event loop, with text statistics known already;
+ * - `rowGroupEntry` / `finishWithEntries`: the footer's row-group entries serialized as groups are written.
+ *
+ * The bytes are the writer's own: test/integration/parquet.test.ts compares whole files with the writer's.
+ * On upgrading hyparquet-writer or hyparquet (versions pinned exactly in package.json): compare src/parquet-writer.js
+ * (`write`, `finish`), src/column.js, src/metadata.js and src/node.js (`fileWriter`) with what is mirrored here, run
+ * test/integration/parquet.test.ts and `npm run bench -- export`.
+ */
+
+/** The file is written in pieces of about this size. */
+const FILE_PIECE_BYTES = 1_000_000;
+
+/**
+ * hyparquet-writer's buffered file writer (its Node entry point's `fileWriter`, the same steps), which also hands each
+ * piece it writes to `onBytes` — an export streams the file to Blob Storage while it is written.
+ */
+export function fileWriter(
+  writer: import('hyparquet-writer').ByteWriter,
+  path: string,
+  onBytes?: (bytes: Uint8Array) => void,
+): import('hyparquet-writer').ByteWriter {
+  writeFileSync(path, '');
+  const grow = writer.ensure.bind(writer);
+  const flush = () => {
+    const piece = new Uint8Array(writer.buffer, 0, writer.index);
+    appendFileSync(path, piece);
+    onBytes?.(piece.slice()); // the writer reuses its buffer
+    writer.index = 0;
+  };
+  writer.ensure = (size: number) => {
+    if (writer.index > FILE_PIECE_BYTES) flush();
+    grow(size);
+  };
+  writer.finish = flush;
+  return writer;
+}
+
+/** The writer whose internals the functions below use. */
+export type RowsWriter = import('hyparquet-writer').ParquetWriter;
+export type TextStatistics = NonNullable<NonNullable<ColumnChunk['meta_data']>['statistics']>;
+/** A column to write; a text column with its statistics, kept as its texts were encoded (`encodeTexts`). */
+export type Column = Pick<
+  import('hyparquet-writer/src/types.js').ColumnSource,
+  'name' | 'data' | 'encoding'
+> & {
+  statistics?: TextStatistics;
+};
+
+/**
+ * One row group, as hyparquet-writer's `ParquetWriter.write` writes it (src/parquet-writer.js: the same calls for flat
+ * columns, so the same bytes) — but a column per turn of the event loop. The write of a group holds the thread for
+ * ~4 ms; a page's answer arriving meanwhile waited for all of it, and the next page was asked for only then (a trace
+ * of every request of an export, docs/benchmarks.md "Export"). Between columns it is read and the next page asked for.
+ */
+export async function writeRowGroup(w: RowsWriter, columnData: Column[], rows: number): Promise<void> {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { writeColumn } =
+    require('hyparquet-writer/src/column.js') as typeof import('hyparquet-writer/types/column');
+  const { encodeNestedValues } =
+    require('hyparquet-writer/src/dremel.js') as typeof import('hyparquet-writer/types/dremel');
+  const { schemaPathResolver } =
+    require('hyparquet-writer/src/schema.js') as typeof import('hyparquet-writer/types/schema');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const resolve = schemaPathResolver(w.schema);
+  const start = w.writer.offset;
+  const columns: ColumnChunk[] = [];
+  for (const { name, data, encoding, statistics } of columnData) {
+    await new Promise<void>((r) => setImmediate(r));
+    const path = resolve([name]); // a flat column: its own leaf
+    const schemaPath = path.map((node) => node.element);
+    const result = writeColumn({
+      writer: w.writer,
+      column: {
+        columnName: name,
+        element: schemaPath[schemaPath.length - 1],
+        schemaPath,
+        codec: w.codec,
+        compressors: w.compressors,
+        // A text column's statistics are known already: the writer's would compare every value's bytes again.
+        stats: w.statistics && !statistics,
+        statisticsTruncateLength: w.statisticsTruncateLength,
+        pageSize: 1_048_576,
+        dictionarySize: undefined,
+        columnIndex: false,
+        offsetIndex: true,
+        encoding,
+        bloomFilter: undefined,
+      },
+      pageData: encodeNestedValues(path, data),
+    });
+    const meta = result.chunk.meta_data;
+    if (w.statistics && statistics && meta) {
+      // What the writer records with its own statistics (src/column.js): these, and how its pages are encoded.
+      meta.statistics = statistics;
+      meta.encoding_stats = [
+        ...(meta.dictionary_page_offset === undefined
+          ? []
+          : [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }]),
+        {
+          page_type: 'DATA_PAGE_V2' as const,
+          encoding: meta.encodings[meta.encodings.length - 1],
+          count: result.offsetIndex?.page_locations.length ?? 1,
+        },
+      ];
+    }
+    columns.push(result.chunk);
+    w.pendingIndexes.push(result);
+  }
+  let total = 0n;
+  for (const { meta_data } of columns) total += meta_data?.total_uncompressed_size ?? 0n;
+  w.num_rows += BigInt(rows);
+  w.row_groups.push({
+    columns,
+    total_byte_size: total,
+    num_rows: BigInt(rows),
+    total_compressed_size: BigInt(w.writer.offset - start),
+  });
+}
 
 /**
  * A Parquet file's footer (its FileMetaData), as hyparquet-writer's `writeMetadata` (src/metadata.js, version pinned
