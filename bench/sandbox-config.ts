@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { loadConfig, type AppConfig } from '../shared/config';
+import { type AppConfig } from '../shared/config';
+import { loadConfig } from '../shared/settings';
 import { LocalFileSecretStore } from '../shared/secrets';
 
 export interface SandboxLine {

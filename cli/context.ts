@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { RunningSandbox } from '../sandbox/server';
 import { extraCaBundle } from './azurite';
-import { loadConfig, readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
+import { readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
+import { loadConfig } from '../shared/settings';
 import { LocalFileSecretStore } from '../shared/secrets/local-file';
 
 /** The CLI reads the same setting names as the app: environment first, then local.settings.json. */

@@ -1,7 +1,8 @@
 import type { HttpResponseInit } from '@azure/functions';
 import type { AccessLayer } from './access';
 import { appClock, type Clock } from './clock';
-import { loadConfig, type AppConfig } from './config';
+import { type AppConfig } from './config';
+import { loadConfig } from './settings';
 import type { ExportSetup } from './exports/setup';
 import type { ImportSetup } from './imports/setup';
 import { appLogger, type LogData, type Logger } from './log';

@@ -1,7 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { settingsSchema, type SettingMeta } from '../shared/config';
+import type { SettingMeta } from '../shared/config';
+import { settingsSchema } from '../shared/settings';
 import { ERRORS, problemType } from '../shared/errors';
 
 /**

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../shared/config';
+import { loadConfig } from '../shared/settings';
 import { ConfigError } from '../shared/errors';
 import { nextOccurrence, parseNcrontab } from '../shared/ncrontab';
 

@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
-import { BATCH_ROWS, parseSinks, SINK_USAGE, type SinkSpec } from '../sinks';
 
 export const DEFAULT_CLIENT_SECRET_NAME = 'tenant-client-secret';
 export const DEFAULT_WEBHOOK_SECRET_NAME = 'downstream-webhook-secret';
@@ -20,10 +19,10 @@ export const httpsOrLoopback = z.url().refine((s) => {
 }, 'must be an https URL (http only on localhost)');
 
 /** A service address setting, without a trailing slash. */
-const serviceUrl = httpsOrLoopback.transform((s) => s.replace(/\/+$/, ''));
+export const serviceUrl = httpsOrLoopback.transform((s) => s.replace(/\/+$/, ''));
 
 /** A secret-store entry's name: what Key Vault allows. */
-const secretName = z
+export const secretName = z
   .string()
   .regex(/^[0-9A-Za-z-]{1,127}$/, 'Key Vault secret names are 1-127 letters, digits and dashes');
 
@@ -61,7 +60,7 @@ const durationSetting = (minMs: number, minText: string) =>
     )
     .refine((d) => durationMs(d) >= minMs, `at least ${minText}`);
 
-const optional = <T extends z.ZodType>(schema: T) =>
+export const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
 /**
@@ -75,446 +74,343 @@ export interface SettingMeta {
   group: 'tenant' | 'secret-name' | 'store' | 'azure' | 'sync' | 'export' | 'import' | 'telemetry';
 }
 
-export const settingsSchema = z
-  .object({
-    TENANT_NAME: optional(
-      z.string().regex(/^[A-Za-z0-9][\w.-]{0,99}$/, 'letters, digits, dot, dash or underscore'),
-    ).meta({
-      description: 'The tenant (realm) name; `tenant { name }` answers it.',
-      default: 'the sandbox tenant (`acme`)',
-      usedBy: 'auth, GraphQL, sync, export',
-      group: 'tenant',
-    }),
-    TENANT_BASE_URL: optional(serviceUrl).meta({
-      description: '`{base_url}`: GraphQL at `{base_url}/graphql`. https (http only on loopback).',
-      default: 'the sandbox',
-      usedBy: 'GraphQL',
-      group: 'tenant',
-    }),
-    TENANT_AUTH_URL: optional(serviceUrl).meta({
-      description: '`{auth_url}`: the identity provider (token, device and discovery endpoints).',
-      default: 'the sandbox',
-      usedBy: 'auth',
-      group: 'tenant',
-    }),
-    TENANT_CLIENT_ID: optional(z.string().min(1).max(200)).meta({
-      description: "The M2M credential's client_id (API Credentials page).",
-      default: 'the sandbox demo credential',
-      usedBy: 'auth',
-      group: 'tenant',
-    }),
-    TENANT_CLIENT_SECRET_NAME: optional(secretName).meta({
-      description: 'Name of the secret-store entry that holds the client secret.',
-      default: '`tenant-client-secret`',
-      usedBy: 'auth',
-      group: 'secret-name',
-    }),
-    KEY_VAULT_URL: optional(
-      z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`)),
-    ).meta({
-      description: 'Key Vault for client secrets (https). Unset: the development secret file.',
-      default: 'unset',
-      usedBy: 'secrets',
-      group: 'store',
-    }),
-    // Optional second vault for delegated sessions, so the app can write there and only read credentials.
-    KEY_VAULT_SESSIONS_URL: optional(
-      z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`)),
-    ).meta({
-      description:
-        'Key Vault for delegated refresh tokens and device codes, so the app may write there and only read credentials.',
-      default: '`KEY_VAULT_URL`',
-      usedBy: 'admin login',
-      group: 'store',
-    }),
-    AZURE_CLIENT_ID: optional(z.string().min(1)).meta({
-      description: 'Client id of the user-assigned managed identity.',
-      default: 'unset: the default credential chain',
-      usedBy: 'Key Vault, storage',
-      group: 'azure',
-    }),
-    AzureWebJobsStorage: optional(
-      z
-        .string()
-        .min(1)
-        .refine(
-          storageConnectionString,
-          'not a storage connection string: UseDevelopmentStorage=true, or name=value pairs with AccountName and AccountKey (or a BlobEndpoint)',
-        ),
-    ).meta({
-      description: 'Storage connection string: host, durable state, checkpoints, exports (Azurite locally).',
-      default: 'Azurite (local stack)',
-      usedBy: 'host, sync, export',
-      group: 'azure',
-    }),
-    // Identity-based storage (Azure): service URIs instead of a connection string.
-    AzureWebJobsStorage__blobServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
-      description: 'Identity-based storage in Azure: the blob service URI.',
-      default: 'unset',
-      usedBy: 'sync (blob sink), export',
-      group: 'azure',
-    }),
-    AzureWebJobsStorage__tableServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
-      description: 'Identity-based storage in Azure: the table service URI.',
-      default: 'unset',
-      usedBy: 'durable state, export ledger',
-      group: 'azure',
-    }),
-    AzureWebJobsStorage__queueServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
-      description: 'Identity-based storage in Azure: the queue service URI.',
-      default: 'unset',
-      usedBy: 'host, durable',
-      group: 'azure',
-    }),
-    SYNC_SCHEDULE: optional(
-      z.string().superRefine((expression, ctx) => {
-        // The timer trigger's own grammar, checked now: a schedule that never fires fails here, not silently.
-        try {
-          nextOccurrence(parseNcrontab(expression), Date.UTC(2026, 0, 1));
-        } catch (err) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `not a schedule the timer can run: ${(err as Error).message}`,
-          });
-        }
-      }),
-    ).meta({
-      description:
-        'When the sync runs: NCRONTAB, six fields, seconds first, UTC — as Azure reads it, the day of the month and the day of the week must both match; `tenant-integrations schedule "<expr>"` prints the next runs.',
-      default: '`0 */15 * * * *` (every 15 minutes)',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    SYNC_STREAMS: optional(
-      z.string().regex(/^[\w-]+(,[\w-]+)*$/, 'a comma-separated list of stream names'),
-    ).meta({
-      description: 'Which streams to sync, comma-separated.',
-      default: 'every stream',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    // Parsed, and checked for the settings each sink needs, in superRefine below (shared/sinks/).
-    SYNC_SINKS: optional(z.string().min(1)).meta({
-      description: `Where changes go: ${SINK_USAGE}, comma-separated; each is checked at start-up for the settings it needs.`,
-      default: '`blob`',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    SYNC_STREAMS_FILE: optional(z.string().min(1)).meta({
-      description: 'JSON file of stream definitions that add to or override the built-in ones.',
-      default: 'unset: the built-in streams',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    DOWNSTREAM_WEBHOOK_URL: optional(serviceUrl).meta({
-      description: 'Where the `webhook` sink POSTs (https; http only on loopback).',
-      default: 'unset',
-      usedBy: 'sync (webhook sink)',
-      group: 'sync',
-    }),
-    DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(secretName).meta({
-      description: 'Name of the secret holding the Standard Webhooks signing key.',
-      default: '`downstream-webhook-secret`',
-      usedBy: 'sync (webhook sink)',
-      group: 'secret-name',
-    }),
-    LOCAL_SECRETS_FILE: optional(z.string().min(1)).meta({
-      description: 'The development secret file (used when `KEY_VAULT_URL` is unset).',
-      default: '`.local/secrets.json`',
-      usedBy: 'secrets',
-      group: 'store',
-    }),
-    EXPORTS_MAX_CONCURRENT: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(50, 'at most 50'),
-    ).meta({
-      description: 'Exports running at once for the tenant (1–50); more get 429.',
-      default: '`2`',
-      usedBy: 'export',
-      group: 'export',
-    }),
-    // When set, POST /api/exports also needs a Standard Webhooks signature made with this secret.
-    EXPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
-      description:
-        'When set, `POST /api/exports` also needs a Standard Webhooks signature made with this secret.',
-      default: 'unset',
-      usedBy: 'export',
-      group: 'secret-name',
-    }),
-    IMPORT_OPERATIONS_FILE: optional(z.string().min(1)).meta({
-      description:
-        'JSON file of the mutations `POST /api/imports` may run (`{ "operations": { "name": "mutation …" } }`); nothing else can be run.',
-      default: 'unset: imports are off (in development: the sandbox’s `updateKpi` and `updateControl`)',
-      usedBy: 'import',
-      group: 'import',
-    }),
-    IMPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
-      description:
-        'When set, `POST /api/imports` also needs a Standard Webhooks signature made with this secret (as exports with `EXPORTS_REQUEST_SECRET_NAME`).',
-      default: 'unset',
-      usedBy: 'import',
-      group: 'secret-name',
-    }),
-    IMPORTS_RETENTION_DAYS: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
-    ).meta({
-      description:
-        'How many days an import’s items and per-item results are kept (Blob Storage deletes the items by a lifecycle rule, the app the results); its run summary follows `RUN_HISTORY_DAYS`.',
-      default: '`30`',
-      usedBy: 'import',
-      group: 'import',
-    }),
-    IMPORTS_MAX_ITEMS: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
-    ).meta({
-      description: 'Items one import may hold (1–100000); a larger body is refused with 413.',
-      default: '`1000`',
-      usedBy: 'import',
-      group: 'import',
-    }),
-    IMPORTS_ADMIN_WAIT: optional(durationSetting(60_000, '1m')).meta({
-      description:
-        'How long an import waits — for its admin to sign in again after the session was lost (`waiting_for_admin`), or for the tenant to answer again (`waiting_for_tenant`) — before it fails, the items not sent skipped.',
-      default: '`P1D`',
-      usedBy: 'import',
-      group: 'import',
-    }),
-    SYNC_FORMAT: optional(z.enum(['ndjson', 'parquet'])).meta({
-      description:
-        '`parquet`: the `dir` sink writes `{stream}.parquet` instead of NDJSON, the `blob` sink adds it beside the NDJSON.',
-      default: '`ndjson`',
-      usedBy: 'sync (blob, dir sinks)',
-      group: 'sync',
-    }),
-    SYNC_FULL_PASS_EVERY: optional(durationSetting(60_000, '1m')).meta({
-      description:
-        'A stream that reads incrementally (its `incremental` in the streams) still reads everything this often — the only way the API shows a deletion. Also after its definition changed, or its state is missing.',
-      default: '`24h`',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    SYNC_INCREMENTAL_OVERLAP_SECONDS: optional(z.coerce.number().int().min(0).max(86_400)).meta({
-      description:
-        'An incremental pass asks for records changed since the last one’s greatest "changed at" less this, for clocks that differ and writes still in flight upstream (what it reads twice is unchanged, not delivered again).',
-      default: '`300`',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    SYNC_SCHEMA_CHANGES: optional(z.enum(['report', 'propagate'])).meta({
-      description:
-        'What a run does when the tenant’s schema moved under the catalog: `report` names added fields (not synced) and fails a stream whose fields are gone; `propagate` adopts added fields and drops removed ones in the stored catalog, each change in the run history.',
-      default: '`report`',
-      usedBy: 'sync',
-      group: 'sync',
-    }),
-    SYNC_REJECTED_RECORDS: optional(z.enum(['fail', 'quarantine'])).meta({
-      description:
-        'A record a sink cannot store (PostgreSQL: a NUL or a lone surrogate; Parquet: a lone surrogate): `fail` stops its page naming the record; `quarantine` sets it aside with its reason (PostgreSQL: the `_quarantine` table; Parquet: `{stream}.quarantine.ndjson` beside the change files), counts it, and goes on.',
-      default: '`fail`',
-      usedBy: 'sync (postgres sink, Parquet)',
-      group: 'sync',
-    }),
-    POSTGRES_URL: optional(
-      z
-        .url({ protocol: /^postgres(ql)?$/ })
-        .refine(
-          (u) => !new URL(u).password,
-          'must not hold a password: put it in the secret store (POSTGRES_PASSWORD_SECRET_NAME)',
-        )
-        .refine(
-          (u) => Boolean(new URL(u).username),
-          'must name the user: postgresql://USER@host:port/database',
-        )
-        .refine((u) => {
-          const url = new URL(u);
-          return isLoopback(url) || url.searchParams.get('sslmode') === 'verify-full';
-        }, 'a host that is not loopback needs TLS that checks its certificate: add ?sslmode=verify-full (and &sslrootcert=FILE for a private CA)')
-        .refine(
-          (u) =>
-            ['disable', 'require', 'verify-ca', 'verify-full', null].includes(
-              new URL(u).searchParams.get('sslmode'),
-            ),
-          'sslmode must be disable, require, verify-ca or verify-full',
-        ),
-    ).meta({
-      description:
-        'Where the `postgres` sink writes, as `postgresql://user@host:port/database` — never with a password (the server asks for one: it comes from the secret store). A host that is not loopback needs `?sslmode=verify-full` (`&sslrootcert=FILE` for a private CA).',
-      default: 'unset',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_HOST: optional(z.string().regex(/^[\w.-]+$/, 'a host name')).meta({
-      description:
-        'Azure Database for PostgreSQL host; the app signs in with its managed identity (Microsoft Entra token as the password).',
-      default: 'unset',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_DATABASE: optional(z.string().min(1).max(63)).meta({
-      description: 'Database on `POSTGRES_HOST`.',
-      default: '`postgres`',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_USER: optional(z.string().min(1).max(128)).meta({
-      description: 'The Entra role on `POSTGRES_HOST`: the managed identity’s name.',
-      default: 'unset',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_SCHEMA: optional(z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case identifier')).meta({
-      description: 'Schema of the sink’s tables (one per stream), created when missing.',
-      default: '`tenant_<tenant>`',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_SOFT_DELETE: optional(z.enum(['true', 'false'])).meta({
-      description: '`true`: a deleted record keeps its row with `deleted_at` set, instead of being removed.',
-      default: '`false`',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_BATCH_ROWS: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
-    ).meta({
-      description:
-        'Records the sink gathers from consecutive pages before storing them in one transaction (one `COPY` for new records); the sync checkpoints a page once it is stored. Fewer: rows appear sooner during a long pass; more: faster, more memory.',
-      default: '`5000`',
-      usedBy: 'sync (postgres sink)',
-      group: 'sync',
-    }),
-    POSTGRES_PASSWORD_SECRET_NAME: optional(secretName).meta({
-      description:
-        'Name of the secret holding the password for `POSTGRES_URL` (none needed with trust or Entra sign-in).',
-      default: '`postgres-password`',
-      usedBy: 'sync (postgres sink)',
-      group: 'secret-name',
-    }),
-    ACTIVITY_SLICE_SECONDS: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(1500, 'at most 1500 (25 minutes)'),
-    ).meta({
-      description:
-        'The longest one sync, export or import activity works before the next resumes from its cursor (1–1500): well inside host.json’s 30-minute functionTimeout and Flex Consumption’s 60-minute scale-in drain.',
-      default: '`240`',
-      usedBy: 'sync, export, import',
-      group: 'azure',
-    }),
-    RUN_HISTORY_DAYS: optional(
-      z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
-    ).meta({
-      description:
-        'How many days of run summaries (syncs and exports) the app keeps; it purges older ones itself.',
-      default: '`30`',
-      usedBy: 'run history, status page',
-      group: 'azure',
-    }),
-    OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsOrLoopback).meta({
-      description:
-        'An OTLP/HTTP endpoint (the OpenTelemetry standard setting) that receives every run’s trace and the app’s log records; `OTEL_EXPORTER_OTLP_HEADERS` adds headers. https, or http on loopback.',
-      default: 'unset: no OTLP export',
-      usedBy: 'telemetry',
-      group: 'telemetry',
-    }),
-    OTEL_SERVICE_NAME: optional(z.string().min(1).max(100)).meta({
-      description: 'The `service.name` the traces and logs carry.',
-      default: '`tenant-integrations`',
-      usedBy: 'telemetry',
-      group: 'telemetry',
-    }),
-    APPLICATIONINSIGHTS_CONNECTION_STRING: optional(
-      z.string().regex(/(^|;)\s*InstrumentationKey=/i, 'an Application Insights connection string'),
-    ).meta({
-      description:
-        'Application Insights (Azure sets it): traces and logs go there through OpenTelemetry, signed in with the app’s identity.',
-      default: 'unset: no Application Insights export',
-      usedBy: 'telemetry',
-      group: 'telemetry',
-    }),
-    // Set by the platform: how the app knows it runs in Azure, as the Functions host itself tells its SKUs apart.
-    WEBSITE_INSTANCE_ID: optional(z.string()).meta({
-      description:
-        'Set by Azure on App Service instances (never set it yourself): one of the signs that the app runs in Azure (`HOSTED_IN_AZURE`).',
-      default: 'unset outside Azure',
-      usedBy: 'sync (dir sink), logging',
-      group: 'azure',
-    }),
-    WEBSITE_SKU: optional(z.string()).meta({
-      description:
-        'Set by Azure (`FlexConsumption` on Flex Consumption; never set it yourself): one of the signs that the app runs in Azure.',
-      default: 'unset outside Azure',
-      usedBy: 'sync (dir sink), logging',
-      group: 'azure',
-    }),
-    CONTAINER_NAME: optional(z.string()).meta({
-      description:
-        'Set by Azure on Linux Consumption and Flex instances (never set it yourself): with `WEBSITE_SITE_NAME`, a sign that the app runs in Azure (alone it is not: containers elsewhere set it too).',
-      default: 'unset outside Azure',
-      usedBy: 'sync (dir sink), logging',
-      group: 'azure',
-    }),
-    WEBSITE_SITE_NAME: optional(z.string()).meta({
-      description: 'Set by Azure: the app’s name (never set it yourself).',
-      default: 'unset outside Azure',
-      usedBy: 'logging',
-      group: 'azure',
-    }),
-    HOSTED_IN_AZURE: optional(z.enum(['true', 'false'], { error: '`true` or `false`' })).meta({
-      description:
-        'Whether the app runs in Azure, said outright (the infra sets `true`); unset: told from `WEBSITE_SKU`, `CONTAINER_NAME` or `WEBSITE_INSTANCE_ID`. In Azure outside Development, folder sinks are refused and logs go to Application Insights only (no stderr copy the host would ingest again).',
-      default: 'unset: from the platform’s own settings',
-      usedBy: 'sync (dir sink), logging, doctor',
-      group: 'azure',
-    }),
-    // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
-    AZURE_FUNCTIONS_ENVIRONMENT: optional(z.string()).meta({
-      description:
-        '`Development` (Core Tools, `dev`) lets export callbacks reach loopback and private hosts.',
-      default: 'unset (production rules)',
-      usedBy: 'export',
-      group: 'azure',
-    }),
-  })
-  .superRefine((s, ctx) => {
-    // An import's items must outlive its longest wait (and a day to apply them), or a waiting import loses them.
-    const retentionMs = (s.IMPORTS_RETENTION_DAYS ?? 30) * 86_400_000;
-    if (retentionMs < durationMs(s.IMPORTS_ADMIN_WAIT ?? 'P1D') + 86_400_000)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['IMPORTS_RETENTION_DAYS'],
-        message: 'must be at least a day longer than IMPORTS_ADMIN_WAIT (a waiting import needs its items)',
-      });
-    if (s.SYNC_SINKS)
-      for (const message of parseSinks(s.SYNC_SINKS, {
-        downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
-        postgres: Boolean(s.POSTGRES_URL || s.POSTGRES_HOST),
-        storage: Boolean(s.AzureWebJobsStorage || s.AzureWebJobsStorage__blobServiceUri),
-        hosted: isHosted(s),
-      }).problems)
-        ctx.addIssue({ code: 'custom', path: ['SYNC_SINKS'], message });
-    if (s.POSTGRES_HOST && !s.POSTGRES_USER)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['POSTGRES_USER'],
-        message: 'required with POSTGRES_HOST (the managed identity’s role name)',
-      });
-    if (s.POSTGRES_HOST && s.POSTGRES_URL)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['POSTGRES_URL'],
-        message: 'set POSTGRES_URL or POSTGRES_HOST, not both',
-      });
-    // A real tenant needs all four settings; none of them means the embedded sandbox.
-    const tenantKeys = ['TENANT_NAME', 'TENANT_BASE_URL', 'TENANT_AUTH_URL', 'TENANT_CLIENT_ID'] as const;
-    const given = tenantKeys.filter((k) => s[k] !== undefined);
-    if (given.length > 0 && given.length < tenantKeys.length) {
-      for (const k of tenantKeys.filter((k) => s[k] === undefined)) {
+/**
+ * The settings every part of the app reads. A sink's own settings are declared by its module (shared/sinks/) and
+ * composed with these by the loader (shared/settings.ts): this floor knows no sink.
+ */
+export const coreSettings = z.object({
+  TENANT_NAME: optional(
+    z.string().regex(/^[A-Za-z0-9][\w.-]{0,99}$/, 'letters, digits, dot, dash or underscore'),
+  ).meta({
+    description: 'The tenant (realm) name; `tenant { name }` answers it.',
+    default: 'the sandbox tenant (`acme`)',
+    usedBy: 'auth, GraphQL, sync, export',
+    group: 'tenant',
+  }),
+  TENANT_BASE_URL: optional(serviceUrl).meta({
+    description: '`{base_url}`: GraphQL at `{base_url}/graphql`. https (http only on loopback).',
+    default: 'the sandbox',
+    usedBy: 'GraphQL',
+    group: 'tenant',
+  }),
+  TENANT_AUTH_URL: optional(serviceUrl).meta({
+    description: '`{auth_url}`: the identity provider (token, device and discovery endpoints).',
+    default: 'the sandbox',
+    usedBy: 'auth',
+    group: 'tenant',
+  }),
+  TENANT_CLIENT_ID: optional(z.string().min(1).max(200)).meta({
+    description: "The M2M credential's client_id (API Credentials page).",
+    default: 'the sandbox demo credential',
+    usedBy: 'auth',
+    group: 'tenant',
+  }),
+  TENANT_CLIENT_SECRET_NAME: optional(secretName).meta({
+    description: 'Name of the secret-store entry that holds the client secret.',
+    default: '`tenant-client-secret`',
+    usedBy: 'auth',
+    group: 'secret-name',
+  }),
+  KEY_VAULT_URL: optional(
+    z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`)),
+  ).meta({
+    description: 'Key Vault for client secrets (https). Unset: the development secret file.',
+    default: 'unset',
+    usedBy: 'secrets',
+    group: 'store',
+  }),
+  // Optional second vault for delegated sessions, so the app can write there and only read credentials.
+  KEY_VAULT_SESSIONS_URL: optional(
+    z.url({ protocol: /^https$/ }).transform((s) => (s.endsWith('/') ? s : `${s}/`)),
+  ).meta({
+    description:
+      'Key Vault for delegated refresh tokens and device codes, so the app may write there and only read credentials.',
+    default: '`KEY_VAULT_URL`',
+    usedBy: 'admin login',
+    group: 'store',
+  }),
+  AZURE_CLIENT_ID: optional(z.string().min(1)).meta({
+    description: 'Client id of the user-assigned managed identity.',
+    default: 'unset: the default credential chain',
+    usedBy: 'Key Vault, storage',
+    group: 'azure',
+  }),
+  AzureWebJobsStorage: optional(
+    z
+      .string()
+      .min(1)
+      .refine(
+        storageConnectionString,
+        'not a storage connection string: UseDevelopmentStorage=true, or name=value pairs with AccountName and AccountKey (or a BlobEndpoint)',
+      ),
+  ).meta({
+    description: 'Storage connection string: host, durable state, checkpoints, exports (Azurite locally).',
+    default: 'Azurite (local stack)',
+    usedBy: 'host, sync, export',
+    group: 'azure',
+  }),
+  // Identity-based storage (Azure): service URIs instead of a connection string.
+  AzureWebJobsStorage__blobServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
+    description: 'Identity-based storage in Azure: the blob service URI.',
+    default: 'unset',
+    usedBy: 'sync (blob sink), export',
+    group: 'azure',
+  }),
+  AzureWebJobsStorage__tableServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
+    description: 'Identity-based storage in Azure: the table service URI.',
+    default: 'unset',
+    usedBy: 'durable state, export ledger',
+    group: 'azure',
+  }),
+  AzureWebJobsStorage__queueServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
+    description: 'Identity-based storage in Azure: the queue service URI.',
+    default: 'unset',
+    usedBy: 'host, durable',
+    group: 'azure',
+  }),
+  SYNC_SCHEDULE: optional(
+    z.string().superRefine((expression, ctx) => {
+      // The timer trigger's own grammar, checked now: a schedule that never fires fails here, not silently.
+      try {
+        nextOccurrence(parseNcrontab(expression), Date.UTC(2026, 0, 1));
+      } catch (err) {
         ctx.addIssue({
           code: 'custom',
-          path: [k],
-          message: `required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set`,
+          message: `not a schedule the timer can run: ${(err as Error).message}`,
         });
       }
+    }),
+  ).meta({
+    description:
+      'When the sync runs: NCRONTAB, six fields, seconds first, UTC — as Azure reads it, the day of the month and the day of the week must both match; `tenant-integrations schedule "<expr>"` prints the next runs.',
+    default: '`0 */15 * * * *` (every 15 minutes)',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  SYNC_STREAMS: optional(
+    z.string().regex(/^[\w-]+(,[\w-]+)*$/, 'a comma-separated list of stream names'),
+  ).meta({
+    description: 'Which streams to sync, comma-separated.',
+    default: 'every stream',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  SYNC_STREAMS_FILE: optional(z.string().min(1)).meta({
+    description: 'JSON file of stream definitions that add to or override the built-in ones.',
+    default: 'unset: the built-in streams',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(secretName).meta({
+    description:
+      'Name of the secret holding the Standard Webhooks signing key: the `webhook` sink’s messages, and export and import callbacks.',
+    default: '`downstream-webhook-secret`',
+    usedBy: 'sync (webhook sink), export, import',
+    group: 'secret-name',
+  }),
+  LOCAL_SECRETS_FILE: optional(z.string().min(1)).meta({
+    description: 'The development secret file (used when `KEY_VAULT_URL` is unset).',
+    default: '`.local/secrets.json`',
+    usedBy: 'secrets',
+    group: 'store',
+  }),
+  EXPORTS_MAX_CONCURRENT: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(50, 'at most 50'),
+  ).meta({
+    description: 'Exports running at once for the tenant (1–50); more get 429.',
+    default: '`2`',
+    usedBy: 'export',
+    group: 'export',
+  }),
+  // When set, POST /api/exports also needs a Standard Webhooks signature made with this secret.
+  EXPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
+    description:
+      'When set, `POST /api/exports` also needs a Standard Webhooks signature made with this secret.',
+    default: 'unset',
+    usedBy: 'export',
+    group: 'secret-name',
+  }),
+  IMPORT_OPERATIONS_FILE: optional(z.string().min(1)).meta({
+    description:
+      'JSON file of the mutations `POST /api/imports` may run (`{ "operations": { "name": "mutation …" } }`); nothing else can be run.',
+    default: 'unset: imports are off (in development: the sandbox’s `updateKpi` and `updateControl`)',
+    usedBy: 'import',
+    group: 'import',
+  }),
+  IMPORTS_REQUEST_SECRET_NAME: optional(secretName).meta({
+    description:
+      'When set, `POST /api/imports` also needs a Standard Webhooks signature made with this secret (as exports with `EXPORTS_REQUEST_SECRET_NAME`).',
+    default: 'unset',
+    usedBy: 'import',
+    group: 'secret-name',
+  }),
+  IMPORTS_RETENTION_DAYS: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
+  ).meta({
+    description:
+      'How many days an import’s items and per-item results are kept (Blob Storage deletes the items by a lifecycle rule, the app the results); its run summary follows `RUN_HISTORY_DAYS`.',
+    default: '`30`',
+    usedBy: 'import',
+    group: 'import',
+  }),
+  IMPORTS_MAX_ITEMS: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
+  ).meta({
+    description: 'Items one import may hold (1–100000); a larger body is refused with 413.',
+    default: '`1000`',
+    usedBy: 'import',
+    group: 'import',
+  }),
+  IMPORTS_ADMIN_WAIT: optional(durationSetting(60_000, '1m')).meta({
+    description:
+      'How long an import waits — for its admin to sign in again after the session was lost (`waiting_for_admin`), or for the tenant to answer again (`waiting_for_tenant`) — before it fails, the items not sent skipped.',
+    default: '`P1D`',
+    usedBy: 'import',
+    group: 'import',
+  }),
+  SYNC_FORMAT: optional(z.enum(['ndjson', 'parquet'])).meta({
+    description:
+      '`parquet`: the `dir` sink writes `{stream}.parquet` instead of NDJSON, the `blob` sink adds it beside the NDJSON.',
+    default: '`ndjson`',
+    usedBy: 'sync (blob, dir sinks)',
+    group: 'sync',
+  }),
+  SYNC_FULL_PASS_EVERY: optional(durationSetting(60_000, '1m')).meta({
+    description:
+      'A stream that reads incrementally (its `incremental` in the streams) still reads everything this often — the only way the API shows a deletion. Also after its definition changed, or its state is missing.',
+    default: '`24h`',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  SYNC_INCREMENTAL_OVERLAP_SECONDS: optional(z.coerce.number().int().min(0).max(86_400)).meta({
+    description:
+      'An incremental pass asks for records changed since the last one’s greatest "changed at" less this, for clocks that differ and writes still in flight upstream (what it reads twice is unchanged, not delivered again).',
+    default: '`300`',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  SYNC_SCHEMA_CHANGES: optional(z.enum(['report', 'propagate'])).meta({
+    description:
+      'What a run does when the tenant’s schema moved under the catalog: `report` names added fields (not synced) and fails a stream whose fields are gone; `propagate` adopts added fields and drops removed ones in the stored catalog, each change in the run history.',
+    default: '`report`',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  SYNC_REJECTED_RECORDS: optional(z.enum(['fail', 'quarantine'])).meta({
+    description:
+      'A record a sink cannot store (PostgreSQL: a NUL or a lone surrogate; Parquet: a lone surrogate): `fail` stops its page naming the record; `quarantine` sets it aside with its reason (PostgreSQL: the `_quarantine` table; Parquet: `{stream}.quarantine.ndjson` beside the change files), counts it, and goes on.',
+    default: '`fail`',
+    usedBy: 'sync (postgres sink, Parquet)',
+    group: 'sync',
+  }),
+  ACTIVITY_SLICE_SECONDS: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(1500, 'at most 1500 (25 minutes)'),
+  ).meta({
+    description:
+      'The longest one sync, export or import activity works before the next resumes from its cursor (1–1500): well inside host.json’s 30-minute functionTimeout and Flex Consumption’s 60-minute scale-in drain.',
+    default: '`240`',
+    usedBy: 'sync, export, import',
+    group: 'azure',
+  }),
+  RUN_HISTORY_DAYS: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
+  ).meta({
+    description:
+      'How many days of run summaries (syncs and exports) the app keeps; it purges older ones itself.',
+    default: '`30`',
+    usedBy: 'run history, status page',
+    group: 'azure',
+  }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpsOrLoopback).meta({
+    description:
+      'An OTLP/HTTP endpoint (the OpenTelemetry standard setting) that receives every run’s trace and the app’s log records; `OTEL_EXPORTER_OTLP_HEADERS` adds headers. https, or http on loopback.',
+    default: 'unset: no OTLP export',
+    usedBy: 'telemetry',
+    group: 'telemetry',
+  }),
+  OTEL_SERVICE_NAME: optional(z.string().min(1).max(100)).meta({
+    description: 'The `service.name` the traces and logs carry.',
+    default: '`tenant-integrations`',
+    usedBy: 'telemetry',
+    group: 'telemetry',
+  }),
+  APPLICATIONINSIGHTS_CONNECTION_STRING: optional(
+    z.string().regex(/(^|;)\s*InstrumentationKey=/i, 'an Application Insights connection string'),
+  ).meta({
+    description:
+      'Application Insights (Azure sets it): traces and logs go there through OpenTelemetry, signed in with the app’s identity.',
+    default: 'unset: no Application Insights export',
+    usedBy: 'telemetry',
+    group: 'telemetry',
+  }),
+  // Set by the platform: how the app knows it runs in Azure, as the Functions host itself tells its SKUs apart.
+  WEBSITE_INSTANCE_ID: optional(z.string()).meta({
+    description:
+      'Set by Azure on App Service instances (never set it yourself): one of the signs that the app runs in Azure (`HOSTED_IN_AZURE`).',
+    default: 'unset outside Azure',
+    usedBy: 'sync (dir sink), logging',
+    group: 'azure',
+  }),
+  WEBSITE_SKU: optional(z.string()).meta({
+    description:
+      'Set by Azure (`FlexConsumption` on Flex Consumption; never set it yourself): one of the signs that the app runs in Azure.',
+    default: 'unset outside Azure',
+    usedBy: 'sync (dir sink), logging',
+    group: 'azure',
+  }),
+  CONTAINER_NAME: optional(z.string()).meta({
+    description:
+      'Set by Azure on Linux Consumption and Flex instances (never set it yourself): with `WEBSITE_SITE_NAME`, a sign that the app runs in Azure (alone it is not: containers elsewhere set it too).',
+    default: 'unset outside Azure',
+    usedBy: 'sync (dir sink), logging',
+    group: 'azure',
+  }),
+  WEBSITE_SITE_NAME: optional(z.string()).meta({
+    description: 'Set by Azure: the app’s name (never set it yourself).',
+    default: 'unset outside Azure',
+    usedBy: 'logging',
+    group: 'azure',
+  }),
+  HOSTED_IN_AZURE: optional(z.enum(['true', 'false'], { error: '`true` or `false`' })).meta({
+    description:
+      'Whether the app runs in Azure, said outright (the infra sets `true`); unset: told from `WEBSITE_SKU`, `CONTAINER_NAME` or `WEBSITE_INSTANCE_ID`. In Azure outside Development, folder sinks are refused and logs go to Application Insights only (no stderr copy the host would ingest again).',
+    default: 'unset: from the platform’s own settings',
+    usedBy: 'sync (dir sink), logging, doctor',
+    group: 'azure',
+  }),
+  // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
+  AZURE_FUNCTIONS_ENVIRONMENT: optional(z.string()).meta({
+    description: '`Development` (Core Tools, `dev`) lets export callbacks reach loopback and private hosts.',
+    default: 'unset (production rules)',
+    usedBy: 'export',
+    group: 'azure',
+  }),
+});
+export type CoreSettings = z.output<typeof coreSettings>;
+
+/** The checks across core settings, as issues of the composed schema's superRefine (shared/settings.ts). */
+export function refineCore(s: CoreSettings, ctx: z.RefinementCtx): void {
+  // An import's items must outlive its longest wait (and a day to apply them), or a waiting import loses them.
+  const retentionMs = (s.IMPORTS_RETENTION_DAYS ?? 30) * 86_400_000;
+  if (retentionMs < durationMs(s.IMPORTS_ADMIN_WAIT ?? 'P1D') + 86_400_000)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['IMPORTS_RETENTION_DAYS'],
+      message: 'must be at least a day longer than IMPORTS_ADMIN_WAIT (a waiting import needs its items)',
+    });
+  // A real tenant needs all four settings; none of them means the embedded sandbox.
+  const tenantKeys = ['TENANT_NAME', 'TENANT_BASE_URL', 'TENANT_AUTH_URL', 'TENANT_CLIENT_ID'] as const;
+  const given = tenantKeys.filter((k) => s[k] !== undefined);
+  if (given.length > 0 && given.length < tenantKeys.length) {
+    for (const k of tenantKeys.filter((k) => s[k] === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [k],
+        message: `required when ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set`,
+      });
     }
-  });
+  }
+}
 
 /** The platform settings that say the app runs in Azure, in the order they are named (the first one found). */
 const HOSTED_SIGNS = ['HOSTED_IN_AZURE', 'WEBSITE_SKU', 'CONTAINER_NAME', 'WEBSITE_INSTANCE_ID'] as const;
@@ -550,7 +446,7 @@ export function hostingOf(s: HostedSettings): { azure: boolean; because: string 
 }
 
 /** In Azure and not in Development: the app's folder is the read-only package mount. */
-function isHosted(s: HostedSettings): boolean {
+export function isHosted(s: HostedSettings): boolean {
   return hostingOf(s).azure && s.AZURE_FUNCTIONS_ENVIRONMENT?.toLowerCase() !== 'development';
 }
 
@@ -584,11 +480,16 @@ export interface AppConfig {
   storageServiceUris?: { blob?: string; table?: string; queue?: string };
   syncSchedule: string;
   syncStreams?: string[];
-  /** SYNC_SINKS, parsed and checked (default: blob). */
+  /** SYNC_SINKS, parsed and checked by the sinks' registry (default: blob). */
   syncSinks: SinkSpec[];
+  /**
+   * Each sink's own settings, as its module read them (shared/sinks/), by the sink's kind; a sink that is not
+   * configured has none. Only that module reads its entry.
+   */
+  sinks: Readonly<Record<string, unknown>>;
   /** A JSON file of stream definitions that add to or override the defaults. */
   syncStreamsFile?: string;
-  downstreamWebhookUrl?: string;
+  /** The secret that signs what the app sends: the webhook sink's messages, export and import callbacks. */
   downstreamWebhookSecretName: string;
   localSecretsFile: string;
   /** Exports running at once for the tenant; more get 429. */
@@ -610,17 +511,6 @@ export interface AppConfig {
   passes: { fullPassEveryMs: number; overlapMs: number };
   /** SYNC_SCHEMA_CHANGES. */
   schemaChanges: 'report' | 'propagate';
-  /** The postgres sink's server: a URL (password from the secret store) or an Azure host with Entra sign-in. */
-  postgres?: {
-    url?: string;
-    host?: string;
-    database: string;
-    user?: string;
-    schema?: string;
-    softDelete: boolean;
-    batchRows: number;
-    passwordSecretName: string;
-  };
   /** Days of run summaries kept. */
   runHistoryDays: number;
   /** ACTIVITY_SLICE_SECONDS: the longest one sync, export or import activity works before handing back. */
@@ -634,16 +524,21 @@ export interface AppConfig {
   telemetry: TelemetrySettings;
 }
 
-/** Reads every setting once, naming every bad one in a single error. */
-export function loadConfig(
-  env: Record<string, string | undefined>,
+/** A SYNC_SINKS entry: `kind` or `kind:argument` (shared/sinks/ parses and checks them). */
+export interface SinkSpec {
+  kind: string;
+  argument?: string;
+}
+
+/**
+ * The configuration from settings parsed and checked (by the loader, shared/settings.ts, which also has each sink
+ * read its own): `sinks` are the sinks' parts, as they read them.
+ */
+export function configOf(
+  s: CoreSettings,
+  sinks: { syncSinks: SinkSpec[]; sinks: Readonly<Record<string, unknown>> },
   options: { cwd?: string } = {},
 ): AppConfig {
-  const result = settingsSchema.safeParse(env);
-  if (!result.success) {
-    throw new ConfigError(result.error.issues.map((i) => `${String(i.path[0] ?? 'settings')}: ${i.message}`));
-  }
-  const s = result.data;
   return {
     tenant:
       s.TENANT_NAME && s.TENANT_BASE_URL && s.TENANT_AUTH_URL && s.TENANT_CLIENT_ID
@@ -671,9 +566,9 @@ export function loadConfig(
         : undefined,
     syncSchedule: s.SYNC_SCHEDULE ?? DEFAULT_SYNC_SCHEDULE,
     syncStreams: s.SYNC_STREAMS?.split(','),
-    syncSinks: s.SYNC_SINKS ? parseSinks(s.SYNC_SINKS).specs : [{ kind: 'blob' }],
+    syncSinks: sinks.syncSinks,
+    sinks: sinks.sinks,
     syncStreamsFile: s.SYNC_STREAMS_FILE && resolve(options.cwd ?? process.cwd(), s.SYNC_STREAMS_FILE),
-    downstreamWebhookUrl: s.DOWNSTREAM_WEBHOOK_URL,
     downstreamWebhookSecretName: s.DOWNSTREAM_WEBHOOK_SECRET_NAME ?? DEFAULT_WEBHOOK_SECRET_NAME,
     localSecretsFile: resolve(
       options.cwd ?? process.cwd(),
@@ -689,19 +584,6 @@ export function loadConfig(
       requestSecretName: s.IMPORTS_REQUEST_SECRET_NAME,
       retentionDays: s.IMPORTS_RETENTION_DAYS ?? 30,
     },
-    postgres:
-      s.POSTGRES_URL || s.POSTGRES_HOST
-        ? {
-            url: s.POSTGRES_URL,
-            host: s.POSTGRES_HOST,
-            database: s.POSTGRES_DATABASE ?? 'postgres',
-            user: s.POSTGRES_USER,
-            schema: s.POSTGRES_SCHEMA,
-            softDelete: s.POSTGRES_SOFT_DELETE === 'true',
-            batchRows: s.POSTGRES_BATCH_ROWS ?? BATCH_ROWS,
-            passwordSecretName: s.POSTGRES_PASSWORD_SECRET_NAME ?? 'postgres-password',
-          }
-        : undefined,
     syncFormat: s.SYNC_FORMAT ?? 'ndjson',
     rejectedRecords: s.SYNC_REJECTED_RECORDS ?? 'fail',
     passes: {

@@ -1,11 +1,12 @@
-import type { AppConfig } from '../config';
+import { z } from 'zod';
+import { optional, type AppConfig } from '../config';
 import { ConfigError } from '../errors';
 import { inSpan } from '../telemetry';
 import { blobSink } from './blob';
 import { dirSink } from './dir';
 import { MultiSink } from './fan-out';
 import { postgresSink } from './postgres';
-import type { ChangeSink, SinkContext, SinkModule, SinkSettings, SinkSpec } from './types';
+import type { ChangeSink, SinkContext, SinkModule, SinkSpec } from './types';
 import { webhookSink } from './webhook';
 
 export type {
@@ -19,8 +20,9 @@ export type {
 } from './types';
 
 /**
- * Every sink the app can write to. Adding one is a module beside these (kind, entry, requirements, create,
- * doctor) and one line here: the configuration, the sync's set-up, `--sink` and `doctor` all read this list.
+ * Every sink the app can write to. Adding one is a module beside these (kind, entry, its settings, requirements,
+ * create, doctor) and one line here: the settings' loader, the sync's set-up, `--sink`, `doctor` and the
+ * configuration reference all read this list.
  */
 export const SINKS: readonly SinkModule[] = [blobSink, webhookSink, postgresSink, dirSink];
 
@@ -30,6 +32,50 @@ export const SINK_USAGE = `${SINKS.slice(0, -1)
   .join(', ')} or ${SINKS.at(-1)?.usage}`;
 
 export const sinkModule = (kind: string): SinkModule | undefined => SINKS.find((s) => s.kind === kind);
+
+/** What is around a sink when its requirements are checked: every sink's own settings, storage, hosting. */
+export interface SinksAround {
+  sinks: Readonly<Record<string, unknown>>;
+  storage: boolean;
+  hosted: boolean;
+}
+
+/** SYNC_SINKS, and every sink's own settings: what shared/settings.ts composes with the core settings. */
+export const SINK_SETTINGS: Record<string, z.ZodType> = {
+  SYNC_SINKS: optional(z.string().min(1)).meta({
+    description: `Where changes go: ${SINK_USAGE}, comma-separated; each is checked at start-up for the settings it needs.`,
+    default: '`blob`',
+    usedBy: 'sync',
+    group: 'sync',
+  }),
+  ...Object.assign({}, ...SINKS.map((m) => m.settings?.shape ?? {})),
+};
+
+/**
+ * Each sink's part of the configuration, and SYNC_SINKS parsed and checked against them: from settings the composed
+ * schema parsed. Problems name the setting (`SYNC_SINKS`, or the sink's own) and what is wrong.
+ */
+export function readSinks(
+  s: Record<string, unknown>,
+  around: Omit<SinksAround, 'sinks'>,
+): {
+  syncSinks: SinkSpec[];
+  sinks: Record<string, unknown>;
+  problems: Array<[setting: string, message: string]>;
+} {
+  const problems: Array<[string, string]> = [];
+  const sinks: Record<string, unknown> = {};
+  for (const m of SINKS) {
+    m.settings?.refine?.(s, (setting, message) => problems.push([setting, message]));
+    const own = m.settings?.read(s);
+    if (own !== undefined) sinks[m.kind] = own;
+  }
+  const text = s.SYNC_SINKS as string | undefined;
+  if (!text) return { syncSinks: [{ kind: 'blob' }], sinks, problems };
+  const parsed = parseSinks(text, { ...around, sinks });
+  for (const p of parsed.problems) problems.push(['SYNC_SINKS', p]);
+  return { syncSinks: parsed.specs, sinks, problems };
+}
 
 /** One entry's problem, or its spec: `kind` or `kind:argument`, the argument checked by the sink's own schema. */
 function parseEntry(entry: string): { spec: SinkSpec } | { problem: string } {
@@ -43,10 +89,10 @@ function parseEntry(entry: string): { spec: SinkSpec } | { problem: string } {
 }
 
 /**
- * SYNC_SINKS (or `--sink`): comma-separated entries, each checked by its sink's schema and, when `settings` are
- * given, for the settings it needs. Problems come in the order of the entries, without the setting's name.
+ * SYNC_SINKS (or `--sink`): comma-separated entries, each checked by its sink's schema and, when `around` is given,
+ * for the settings it needs. Problems come in the order of the entries, without the setting's name.
  */
-export function parseSinks(text: string, settings?: SinkSettings): { specs: SinkSpec[]; problems: string[] } {
+export function parseSinks(text: string, around?: SinksAround): { specs: SinkSpec[]; problems: string[] } {
   const specs: SinkSpec[] = [];
   const problems: string[] = [];
   for (const entry of text
@@ -58,7 +104,13 @@ export function parseSinks(text: string, settings?: SinkSettings): { specs: Sink
       problems.push(parsed.problem);
       continue;
     }
-    const missing = settings && sinkModule(parsed.spec.kind)?.requires(parsed.spec, settings);
+    const missing =
+      around &&
+      sinkModule(parsed.spec.kind)?.requires(parsed.spec, {
+        own: around.sinks[parsed.spec.kind],
+        storage: around.storage,
+        hosted: around.hosted,
+      });
     if (missing) problems.push(missing);
     else specs.push(parsed.spec);
   }
@@ -67,10 +119,9 @@ export function parseSinks(text: string, settings?: SinkSettings): { specs: Sink
 }
 
 /** What the sinks' requirements look at, from loaded configuration. */
-export function sinkSettings(config: AppConfig): SinkSettings {
+export function sinksAround(config: AppConfig): SinksAround {
   return {
-    downstreamWebhookUrl: config.downstreamWebhookUrl,
-    postgres: Boolean(config.postgres),
+    sinks: config.sinks,
     storage: Boolean(config.storageConnection || config.storageServiceUris?.blob),
     hosted: config.hosted,
   };
@@ -127,7 +178,7 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
 
 /** Parses, checks and builds in one step; every problem names `source`, the setting or flag it came from. */
 export function sinksFor(text: string, context: SinkContext, source = 'SYNC_SINKS'): ChangeSink {
-  const { specs, problems } = parseSinks(text, sinkSettings(context.config));
+  const { specs, problems } = parseSinks(text, sinksAround(context.config));
   if (problems.length) throw new ConfigError(problems.map((p) => `${source}: ${p}`));
   return createSink(specs, context);
 }

@@ -2,7 +2,7 @@ import type { BlobServiceClient } from '@azure/storage-blob';
 import type { Pool } from 'pg';
 import type { z } from 'zod';
 import type { Clock } from '../clock';
-import type { AppConfig } from '../config';
+import type { AppConfig, SinkSpec } from '../config';
 import type { CheckOutcome } from '../doctor/types';
 import type { Change, StreamCounts } from '../changes';
 
@@ -67,19 +67,28 @@ export interface ChangeSink {
   close?(): Promise<void>;
 }
 
-/** One entry of SYNC_SINKS (or `--sink`): `kind` or `kind:argument`, e.g. `blob`, `dir:./out`. */
-export interface SinkSpec {
-  kind: string;
-  argument?: string;
-}
+export type { SinkSpec } from '../config';
 
-/** What a sink's start-up check may look at: which of the settings it depends on are there. */
+/** What a sink's start-up check may look at: its own settings, and what the app has around it. */
 export interface SinkSettings {
-  downstreamWebhookUrl?: string;
-  postgres: boolean;
+  /** This sink's own settings, as its `settings.read` made them; undefined when they are not set. */
+  own?: unknown;
   storage: boolean;
   /** Running in Azure (and not in Development): the app's folder is the read-only package mount. */
   hosted: boolean;
+}
+
+/**
+ * The settings a sink reads, declared with it: shared/settings.ts composes them with the core ones (validated once,
+ * at start-up, every bad one named) and docs/configuration.md is generated from their `.meta`.
+ */
+export interface SinkSettingsDeclaration {
+  /** Each setting's schema, with its `.meta` (shared/config's `SettingMeta`). */
+  shape: Record<string, z.ZodType>;
+  /** Checks across them (one needs another): `issue` names the setting and what is wrong. */
+  refine?(s: Record<string, unknown>, issue: (setting: string, message: string) => void): void;
+  /** This sink's part of the configuration (`config.sinks[kind]`); undefined when it is not configured. */
+  read(s: Record<string, unknown>): unknown;
 }
 
 /** What a sink is made from: configuration, the secret store, and (tests) ready-made clients. */
@@ -104,6 +113,8 @@ export interface SinkModule {
   usage: string;
   /** The text after `kind:`, parsed (undefined when there is none). */
   argument: z.ZodType<string | undefined, string | undefined>;
+  /** Its own settings, when it has any (a sink with settings is its module and one line in the registry). */
+  settings?: SinkSettingsDeclaration;
   /** What is missing for this sink to work here, naming the setting; undefined when nothing is. */
   requires(spec: SinkSpec, settings: SinkSettings): string | undefined;
   create(spec: SinkSpec, context: SinkContext): ChangeSink;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optional, serviceUrl, type AppConfig } from '../config';
 import { nodePost } from '../net/http';
 import type { SignedPoster, SignedPostOptions } from '../net/webhook';
 import type { StreamCounts } from '../changes';
@@ -52,19 +53,39 @@ export class WebhookSink implements ChangeSink {
   }
 }
 
+/** The webhook sink's settings. */
+const settings = {
+  DOWNSTREAM_WEBHOOK_URL: optional(serviceUrl).meta({
+    description: 'Where the `webhook` sink POSTs (https; http only on loopback).',
+    default: 'unset',
+    usedBy: 'sync (webhook sink)',
+    group: 'sync',
+  }),
+};
+
+/** Where the webhook sink posts, as its settings say (undefined: DOWNSTREAM_WEBHOOK_URL unset). */
+const urlOf = (config: Pick<AppConfig, 'sinks'>) =>
+  (config.sinks.webhook as { url: string } | undefined)?.url;
+
 export const webhookSink: SinkModule = {
   kind: 'webhook',
   usage: 'webhook',
   argument: z.undefined({ error: 'takes nothing after "webhook": the address is DOWNSTREAM_WEBHOOK_URL' }),
-  requires: (_spec, settings) =>
-    settings.downstreamWebhookUrl ? undefined : 'the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
+  settings: {
+    shape: settings,
+    read: (s) => {
+      const url = (s as { DOWNSTREAM_WEBHOOK_URL?: string }).DOWNSTREAM_WEBHOOK_URL;
+      return url ? { url } : undefined;
+    },
+  },
+  requires: (_spec, { own }) => (own ? undefined : 'the webhook sink needs DOWNSTREAM_WEBHOOK_URL'),
   create: (_spec, { config, secrets, clock }) =>
-    new WebhookSink(config.downstreamWebhookUrl ?? '', {
+    new WebhookSink(urlOf(config) ?? '', {
       secret: () => secrets.get(config.downstreamWebhookSecretName),
       clock,
     }),
   async doctor(_spec, { config }, signal) {
-    const url = config.downstreamWebhookUrl;
+    const url = urlOf(config);
     if (!url)
       return {
         state: 'fail',

@@ -1,5 +1,5 @@
 import { createAccessLayer } from '../../shared/access';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/settings';
 import { getPath, paginate } from '../../shared/graphql/pager';
 import { resolveStreams } from '../../sandbox/streams';
 

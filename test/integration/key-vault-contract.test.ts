@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../../shared/access';
 import { OffsetClock } from '../../shared/clock';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/settings';
 import { SecretNotFound, SecretStoreError } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
 import { KeyVaultSecretStore } from '../../shared/secrets';

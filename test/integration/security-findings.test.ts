@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createAccessLayer } from '../../shared/access';
 import { requestDeviceCode, pollDeviceToken } from '../../shared/device-login/idp';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/settings';
 import { readBodyUpTo } from '../../shared/net/accepted';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { failure } from '../helpers/failure';

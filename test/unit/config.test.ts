@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, readLocalSettings } from '../../shared/config';
+import { readLocalSettings } from '../../shared/config';
+import { loadConfig } from '../../shared/settings';
 import { ConfigError } from '../../shared/errors';
 
 describe('configuration', () => {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import ignore from 'ignore';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig, settingsSchema } from '../../shared/config';
+import { loadConfig, settingsSchema } from '../../shared/settings';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { APP_NODE_OPTIONS } from '../../shared/node-flags';
 import { durableBackendOf, hostJsonFor } from '../../tools/package';
@@ -459,7 +459,7 @@ describe('app settings', () => {
         SYNC_SINKS: 'postgres',
         POSTGRES_HOST: 'pg-abc.postgres.database.azure.com',
         POSTGRES_USER: 'id-abc',
-      }).postgres,
+      }).sinks.postgres,
     ).toMatchObject({ host: 'pg-abc.postgres.database.azure.com', user: 'id-abc', database: 'postgres' });
     // The main.bicep defaults are valid values too.
     const schedule = main.params.find((p) => p.name === 'syncSchedule');

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../shared/config';
+import { SYNC_HELP } from '../../cli/help';
+import { coreSettings } from '../../shared/config';
+import { loadConfig, settingsSchema } from '../../shared/settings';
 import { MultiSink, parseSinks, SINKS, sinkModule, tracedSink, type ChangeSink } from '../../shared/sinks';
 
 /** The sink registry: one object per sink family, and everything else reads it. */
@@ -20,22 +22,41 @@ describe('sink registry', () => {
     expect(new Set(SINKS.map((s) => s.kind)).size).toBe(SINKS.length);
   });
 
+  it('a sink’s settings are its own: declared with it, composed by the loader, read back under its kind', () => {
+    const own = SINKS.flatMap((m) => Object.keys(m.settings?.shape ?? {}));
+    expect(own).toEqual(expect.arrayContaining(['DOWNSTREAM_WEBHOOK_URL', 'POSTGRES_URL', 'POSTGRES_HOST']));
+    // None of them is a core setting; every one is in the composed schema (and so in docs/configuration.md).
+    expect(own.filter((name) => name in coreSettings.shape)).toEqual([]);
+    expect(own.filter((name) => !(name in settingsSchema.shape))).toEqual([]);
+    const config = loadConfig({ POSTGRES_HOST: 'pg.example.org', POSTGRES_USER: 'id-app' });
+    expect(config.sinks).toEqual({
+      postgres: expect.objectContaining({ host: 'pg.example.org', user: 'id-app', database: 'postgres' }),
+    });
+    // A sink's own cross-checks are named with the core settings' problems, in one error.
+    expect(() => loadConfig({ POSTGRES_HOST: 'pg.example.org', TENANT_NAME: 'acme' })).toThrow(
+      /TENANT_BASE_URL: required[\s\S]*POSTGRES_USER: required with POSTGRES_HOST/,
+    );
+  });
+
+  it('the CLI’s help (kept cheap: it loads no sink) names every sink the registry has', () => {
+    for (const m of SINKS) expect([m.kind, SYNC_HELP.usage.includes(m.usage)]).toEqual([m.kind, true]);
+  });
+
   it('each sink names what it needs; with everything set, every kind parses and builds', async () => {
-    const none = { postgres: false, storage: false, hosted: false };
-    const all = { ...none, postgres: true, storage: true, downstreamWebhookUrl: 'https://example.org/in' };
+    const none = { sinks: {}, storage: false, hosted: false };
+    // Each sink's own settings, read by its module as the loader has it do.
+    const config = loadConfig({
+      AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+      POSTGRES_URL: 'postgresql://app@127.0.0.1:1/db',
+      DOWNSTREAM_WEBHOOK_URL: 'https://example.org/in',
+    });
+    const all = { sinks: config.sinks, storage: true, hosted: false };
     const entries = SINKS.map((s) => (s.usage.includes(':') ? `${s.kind}:./out` : s.kind)).join(',');
     expect(parseSinks(entries, all).problems).toEqual([]);
     // Without the settings, only the sinks that need one complain, and each names it.
     expect(parseSinks(entries, none).problems.every((p) => /needs [A-Za-z_ ]+/.test(p))).toBe(true);
     const dir = await mkdtemp(join(tmpdir(), 'ti-sinks-'));
     try {
-      const config = {
-        ...loadConfig({
-          AzureWebJobsStorage: 'UseDevelopmentStorage=true',
-          POSTGRES_URL: 'postgresql://app@127.0.0.1:1/db',
-        }),
-        downstreamWebhookUrl: 'https://example.org/in',
-      };
       const context = { config, secrets: { get: async () => 'whsec_eA==' }, cwd: dir };
       for (const spec of parseSinks(entries, all).specs) {
         const sink = sinkModule(spec.kind)?.create(spec, context) as ChangeSink;

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/settings';
 import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
 import { ChangeDetector } from '../../shared/sync/changes';
@@ -181,7 +181,10 @@ describe('sinks from SYNC_SINKS', () => {
     const withStorage = loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' });
     expect(sinksFor('blob', { config: withStorage, secrets, blobService: service })).toBeInstanceOf(BlobSink);
     const both = sinksFor('blob, webhook', {
-      config: { ...withStorage, downstreamWebhookUrl: 'https://example.org/h' },
+      config: loadConfig({
+        AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+        DOWNSTREAM_WEBHOOK_URL: 'https://example.org/h',
+      }),
       secrets,
       blobService: service,
     });
