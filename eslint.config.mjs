@@ -1,6 +1,79 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The floors of shared/, lowest first (CONTRIBUTING.md, "The house"): a room may import what stands on a lower floor,
+ * never what stands on its own or a higher one — except within its own folder. The features (floor 10) stand side by
+ * side and never import each other; shared/app.ts composes them, and only functions/ (and the CLI) import it.
+ */
+const FLOORS = [
+  ['errors', 'log', 'clock', 'ncrontab', 'node-flags', 'check', 'ids'],
+  ['config', 'changes', 'streams', 'cache'],
+  ['formats', 'telemetry'],
+  ['net'],
+  ['durable', 'secrets', 'graphql'],
+  ['state', 'catalog'],
+  ['sinks', 'auth', 'runs'],
+  ['access', 'settings'],
+  ['host'],
+  ['sync', 'exports', 'imports', 'device-login', 'admin'],
+  // The doctor checks every part's set-up, as the app composes every part: both above the features.
+  ['doctor', 'app'],
+];
+const FOLDERS = new Set([
+  'log',
+  'config',
+  'changes',
+  'streams',
+  'formats',
+  'telemetry',
+  'net',
+  'secrets',
+  'graphql',
+  'state',
+  'catalog',
+  'sinks',
+  'auth',
+  'runs',
+  'sync',
+  'exports',
+  'imports',
+  'device-login',
+  'admin',
+  'doctor',
+]);
+const floorOf = (room) => FLOORS.findIndex((f) => f.includes(room));
+
+/** The import paths a room of shared/ may not use: every room on its floor or above, as that room writes them. */
+function forbiddenFor(room) {
+  const prefix = FOLDERS.has(room) ? '..' : '.';
+  return FLOORS.slice(floorOf(room))
+    .flat()
+    .filter((other) => other !== room)
+    .flatMap((other) =>
+      FOLDERS.has(other) ? [`${prefix}/${other}`, `${prefix}/${other}/*`] : [`${prefix}/${other}`],
+    );
+}
+const layerRule = (room, extra = []) => [
+  'error',
+  {
+    patterns: [
+      {
+        group: forbiddenFor(room),
+        message: `shared/${room} may import only lower floors (CONTRIBUTING.md, "The house")`,
+      },
+      ...extra,
+    ],
+  },
+];
+const roomFiles = (room) => (FOLDERS.has(room) ? [`shared/${room}/**/*.ts`] : [`shared/${room}.ts`]);
+
+/** What an orchestrator may not import: I/O, secrets, the app, the clock's sources (DESIGN: determinism). */
+const ORCHESTRATOR_IMPORTS = {
+  group: ['node:*', '**/net/*', '**/secrets*', '**/app', '**/access', '**/telemetry*', '**/state/*'],
+  message: 'orchestrators replay: no I/O, secrets or app here; do it in an activity',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -28,6 +101,11 @@ export default tseslint.config(
     files: ['cli/**', 'bench/**', 'bin/**', 'test/**', '**/*.js', '**/*.mjs'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
+  // The layers: one block per room of shared/.
+  ...FLOORS.flat().map((room) => ({
+    files: roomFiles(room),
+    rules: { 'no-restricted-imports': layerRule(room) },
+  })),
   {
     // Orchestrators replay: no wall clock, no randomness, no I/O (DESIGN: determinism). Their generators live in
     // shared/*/orchestration.ts beside the names and schemas they use; activity bodies live elsewhere.
@@ -52,22 +130,16 @@ export default tseslint.config(
         { selector: "CallExpression[callee.name='fetch']", message: 'do I/O in an activity' },
         { selector: 'AwaitExpression', message: 'orchestrators yield tasks; do I/O in an activity' },
       ],
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            'node:*',
-            '**/net/*',
-            '**/secrets*',
-            '**/app',
-            '**/access',
-            '**/telemetry*',
-            '**/state/*',
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [ORCHESTRATOR_IMPORTS] }],
     },
   },
+  // An orchestration file keeps its folder's floors as well as the orchestrator's rule (a later block replaces a rule).
+  ...FLOORS.flat()
+    .filter((room) => FOLDERS.has(room))
+    .map((room) => ({
+      files: [`shared/${room}/orchestration.ts`],
+      rules: { 'no-restricted-imports': layerRule(room, [ORCHESTRATOR_IMPORTS]) },
+    })),
   {
     files: ['**/*.js'],
     languageOptions: {

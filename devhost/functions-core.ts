@@ -16,11 +16,11 @@ export interface FunctionMetadata {
   retryOptions?: unknown;
 }
 
-export type Handler = (...args: unknown[]) => unknown;
+export type FunctionHandler = (...args: unknown[]) => unknown;
 
 export interface Registration {
   metadata: FunctionMetadata;
-  handler: Handler;
+  handler: FunctionHandler;
 }
 
 export const registrations = new Map<string, Registration>();
@@ -28,7 +28,7 @@ const hooks = new Map<string, Array<(context: unknown) => unknown>>();
 let programmingModel: unknown;
 
 export const functionsCore = {
-  registerFunction(metadata: FunctionMetadata, handler: Handler) {
+  registerFunction(metadata: FunctionMetadata, handler: FunctionHandler) {
     if (registrations.has(metadata.name)) throw new Error(`function "${metadata.name}" is registered twice`);
     registrations.set(metadata.name, { metadata, handler });
     return { dispose: () => registrations.delete(metadata.name) };

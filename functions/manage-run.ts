@@ -1,6 +1,6 @@
 import { app } from '@azure/functions';
 import { appContext, httpDoor } from '../shared/app';
-import { getRun } from '../shared/runs/http';
+import { getRun } from '../shared/admin/runs';
 
 /** GET /api/manage/runs/{id} (admin key): one run's summary. */
 app.http('manageRun', {

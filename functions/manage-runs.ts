@@ -1,6 +1,6 @@
 import { app } from '@azure/functions';
 import { appContext, httpDoor } from '../shared/app';
-import { listRuns } from '../shared/runs/http';
+import { listRuns } from '../shared/admin/runs';
 
 /** GET /api/manage/runs (admin key): run summaries, newest first, paged with `before`. */
 app.http('manageRuns', {

@@ -2,7 +2,7 @@ import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import type { InvocationContext, Timer } from '@azure/functions';
 import { appContext } from '../shared/app';
-import { startSyncRun } from '../shared/runs/http';
+import { startSyncRun } from '../shared/sync/start';
 
 /**
  * SYNC_SCHEDULE → the sync orchestration, one per tenant: a tick while a run is going is skipped and logged. Before

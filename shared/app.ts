@@ -1,46 +1,35 @@
 import type { HttpResponseInit } from '@azure/functions';
-import type { AccessLayer } from './access';
-import { appClock, type Clock } from './clock';
-import { type AppConfig } from './config';
+import { appClock } from './clock';
 import { loadConfig } from './settings';
 import type { ExportSetup } from './exports/setup';
 import type { ImportSetup } from './imports/setup';
-import { appLogger, type LogData, type Logger } from './log';
+import { LOGIN_RUNS } from './device-login/orchestration';
+import { EXPORT_RUNS } from './exports/orchestration';
+import type { Host } from './host';
+import { IMPORT_RUNS } from './imports/orchestration';
+import { appLogger } from './log';
 import { door } from './net/door';
 import { applyAppHeapFlags } from './node-flags';
 import type { RunRecorder } from './runs/recorder';
+import type { RunInstances } from './runs/sweep';
+import { SYNC_RUNS } from './sync/orchestration';
 import type { SyncSetup } from './sync/setup';
 import type { Telemetry } from './telemetry/setup';
 
 /**
  * What every function shares, built once per process: configuration read and validated at start-up
- * (never `process.env` in a handler), the logger and telemetry, and the access layer on first use.
+ * (never `process.env` in a handler), the logger and telemetry, the access layer and each feature's set-up on
+ * first use. It is every feature's host (shared/host.ts) at once.
  */
-export interface App {
-  config: AppConfig;
-  logger: Logger;
-  /** The host's clock (movable in the local host); what every function reads time from. */
-  clock: Clock;
-  access(): AccessLayer;
+export interface App extends Host {
   /** Streams, state and sinks of the sync, built on first use. */
   sync(): SyncSetup;
   /** Streams, storage and ledger of the export webhook, built on first use. */
   exports(): ExportSetup;
   /** Operations, store and ledger of the import webhook, built on first use. */
   imports(): ImportSetup;
-  /** Run summaries of syncs, exports and logins (never fails a run), built on first use. */
-  runs(): RunRecorder;
-  /**
-   * One invocation's work in its span — a child of its run's span when `fields.runId` names one — with its
-   * telemetry sent before it returns (the host may freeze the process right after). `failure` names the code of a
-   * failure the work returns rather than throws, so its span is marked failed too.
-   */
-  traced<T>(
-    name: string,
-    fields: LogData,
-    work: () => Promise<T>,
-    failure?: (result: T) => string | undefined,
-  ): Promise<T>;
+  /** Where each kind of run works (the run history's sweep reads it). */
+  runInstances: RunInstances;
 }
 
 let app: App | undefined;
@@ -80,6 +69,7 @@ export function appContext(): App {
       config,
       logger,
       clock: appClock,
+      runInstances: { sync: SYNC_RUNS, export: EXPORT_RUNS, import: IMPORT_RUNS, login: LOGIN_RUNS },
       access: () => {
         const { accessLayer } = require('./access') as typeof import('./access');
         return accessLayer(config, { logger, clock: appClock });
@@ -94,13 +84,17 @@ export function appContext(): App {
         exports ??= exportSetup(config, self.access(), {
           clock: appClock,
           logger,
+          // The catalog the sync keeps: an export reads the same streams.
+          catalog: (require('./sync/state-store') as typeof import('./sync/state-store')).syncStateStore(
+            config,
+          ),
           // The run begins in the history (as running) and in its trace as soon as the export is accepted.
           accepted: (input) =>
             self.traced(
               'export accepted',
               { runId: input.id, tenant: input.tenant, count: input.streams.length },
               () => {
-                const { exportSummary } = require('./runs/summary') as typeof import('./runs/summary');
+                const { exportSummary } = require('./exports/summary') as typeof import('./exports/summary');
                 return self.runs().save(exportSummary(input, []));
               },
             ),
@@ -117,7 +111,7 @@ export function appContext(): App {
               'import accepted',
               { runId: input.id, tenant: input.tenant, count: input.total },
               () => {
-                const { importSummary } = require('./runs/summary') as typeof import('./runs/summary');
+                const { importSummary } = require('./imports/summary') as typeof import('./imports/summary');
                 return self.runs().save(
                   importSummary(input, {
                     applied: 0,

@@ -2,7 +2,8 @@ import { json, oauthError, readForm, type Request, type Router } from '../http';
 import type { Sandbox } from '../state';
 import { DEVICE_CODE_LIFETIME_SECONDS, POLL_INTERVAL_SECONDS } from './device';
 import { personById } from './people';
-import { PORTAL_CLIENT_ID, personTokenResponse, serviceAccountTokenResponse } from './tokens';
+import { PORTAL_CLIENT_ID } from '../../shared/auth/endpoints';
+import { personTokenResponse, serviceAccountTokenResponse } from './tokens';
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 

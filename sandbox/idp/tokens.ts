@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Sandbox } from '../state';
 import type { Person } from './people';
 import type { UserSession } from './sessions';
+import { PORTAL_CLIENT_ID } from '../../shared/auth/endpoints';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 300;
-export const PORTAL_CLIENT_ID = 'portal';
 
 /** Device-flow and refresh token response (docs/service-rules.md#tokens): access + refresh token, refresh_expires_in. */
 export async function personTokenResponse(sb: Sandbox, person: Person, session: UserSession, scope: string) {

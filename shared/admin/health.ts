@@ -1,4 +1,4 @@
-import type { App } from '../app';
+import type { Host } from '../host';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -9,7 +9,10 @@ export interface HealthReport {
 }
 
 /** What an operator needs at a glance (never a secret). Anonymous callers get `status` alone. */
-export async function healthReport(app: App): Promise<HealthReport> {
+/** What the health report reads: the access layer, the configuration, and the logger for what it cannot read. */
+export type HealthHost = Pick<Host, 'access' | 'config' | 'logger'>;
+
+export async function healthReport(app: HealthHost): Promise<HealthReport> {
   const { config, logger } = app;
   let delegatedSession = 'unknown';
   if (config.tenant) {

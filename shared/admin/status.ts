@@ -1,4 +1,4 @@
-import type { App } from '../app';
+import type { Host } from '../host';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
 import type { RunSummary } from '../runs/history';
 import { healthReport } from './health';
@@ -17,7 +17,10 @@ function lastRunPart(name: string, run: RunSummary | undefined, none: string): S
 }
 
 /** What the status page shows: each part's health, and the recent runs (never a secret or token). */
-export async function statusView(app: App, adminHref: string): Promise<StatusView> {
+/** What the status page reads: the configuration, the clock, the run history, the access layer (health). */
+export type StatusHost = Pick<Host, 'config' | 'clock' | 'runs' | 'access' | 'logger'>;
+
+export async function statusView(app: StatusHost, adminHref: string): Promise<StatusView> {
   const now = app.clock.now();
   let runs: RunSummary[] = [];
   let storage: StatusPart;

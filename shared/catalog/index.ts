@@ -3,11 +3,16 @@ import { bounded, IntegrationError, type ErrorCode } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { silentLogger, type Logger } from '../log';
 import { parseStreams, readStreamsFile, selectStreams, type StreamDefinition } from '../streams';
-import type { SyncStateStore } from '../sync/state';
 import { proposeCatalog, type Proposal } from './discover';
 import { driftOf, propagate, type Drift } from './drift';
 import { introspect } from './introspect';
 import { probeStream } from './probe';
+
+/** Where the catalog is kept between runs: the sync's state store keeps it beside the checkpoints. */
+export interface CatalogStore {
+  readCatalog(tenant: string): Promise<string | undefined>;
+  writeCatalog(tenant: string, json: string): Promise<void>;
+}
 
 /**
  * The tenant's catalog — the streams a run reads — and where it comes from: SYNC_STREAMS_FILE when set, else the
@@ -59,7 +64,7 @@ export const catalogJson = (streams: StreamDefinition[], discoveredAt: string) =
 export const streamsFileJson = (streams: StreamDefinition[]) => `${JSON.stringify({ streams }, null, 2)}\n`;
 
 export async function storedCatalog(
-  state: SyncStateStore,
+  state: CatalogStore,
   tenant: string,
 ): Promise<{ streams: StreamDefinition[]; discoveredAt?: string } | undefined> {
   const text = await state.readCatalog(tenant);
@@ -73,7 +78,7 @@ export async function storedCatalog(
 
 export interface CatalogContext {
   graphql: TenantGraphqlClient;
-  state: SyncStateStore;
+  state: CatalogStore;
   tenant: string;
   /** SYNC_STREAMS_FILE, SYNC_STREAMS, SYNC_SCHEMA_CHANGES. */
   streamsFile?: string;

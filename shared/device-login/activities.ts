@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { App } from '../app';
+import type { Host } from '../host';
 import { tenantEndpoints } from '../auth/endpoints';
 import { ERRORS, type ErrorCode } from '../errors';
 import type { RunSummary } from '../runs/history';
@@ -74,7 +74,7 @@ export function loginSummary(
  * device code goes to the session secret store; the orchestration (and so its history) gets a ticket instead.
  * The login begins in the run history.
  */
-export async function requestCodeActivity(app: App, input: unknown): Promise<DeviceCodeTicket> {
+export async function requestCodeActivity(app: Host, input: unknown): Promise<DeviceCodeTicket> {
   const run = loginRunSchema.parse(input);
   return app.traced('device login code', { runId: run.runId }, async () => {
     await app.runs().save(loginSummary(run));
@@ -88,7 +88,7 @@ export async function requestCodeActivity(app: App, input: unknown): Promise<Dev
  * the tokens go straight into the delegated session (refresh token to the secret store); the orchestrator only
  * learns who signed in.
  */
-export async function pollActivity(app: App, input: unknown): Promise<PollResult> {
+export async function pollActivity(app: Host, input: unknown): Promise<PollResult> {
   const { handle, runId } = pollInputSchema.parse(input);
   return app.traced('device login poll', { runId }, async () => {
     const access = app.access();
@@ -104,7 +104,7 @@ export async function pollActivity(app: App, input: unknown): Promise<PollResult
  * Activity body: the login has ended (any way): its device code leaves the secret store, and it ends in the run
  * history and its trace.
  */
-export async function endActivity(app: App, input: unknown): Promise<void> {
+export async function endActivity(app: Host, input: unknown): Promise<void> {
   const { handle, view, ...run } = endInputSchema.parse(input);
   await app.traced('device login end', { runId: run.runId }, async () => {
     if (handle) await forgetDeviceCode(app.access().sessionSecrets, handle);

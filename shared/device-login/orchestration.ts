@@ -9,6 +9,7 @@ import {
   type DeviceFlowState,
   type PollOutcome,
 } from './flow';
+import type { RunInstance } from '../runs/sweep';
 
 /** Names shared by the starter, the orchestrator and its activities: each function registers under one of these. */
 export const DEVICE_LOGIN = {
@@ -23,7 +24,13 @@ export const DEVICE_LOGIN = {
 export const deviceLoginInstanceId = (tenant: string) =>
   `device-login-${tenant.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`;
 
-export interface Person {
+/** The tenant's one login instance, reused by its logins in turn (the run history's sweep reads it). */
+export const LOGIN_RUNS: RunInstance = {
+  instanceId: (_run, tenant) => deviceLoginInstanceId(tenant),
+  perRun: false,
+};
+
+export interface SignedInPerson {
   username: string;
   name?: string;
 }
@@ -31,7 +38,7 @@ export interface Person {
 /** What the poll activity returns to the orchestrator: never a token. */
 export interface PollResult {
   outcome: PollOutcome;
-  person?: Person;
+  person?: SignedInPerson;
 }
 
 /** The orchestration's custom status and our routes' body: the state, the code and link while waiting. */
@@ -50,7 +57,7 @@ export type DeviceLoginView =
   | { state: 'denied' | 'expired' | 'cancelled'; polls: number }
   | { state: 'failed'; error: string; polls: number };
 
-export function viewOf(state: DeviceFlowState, person?: Person): DeviceLoginView {
+export function viewOf(state: DeviceFlowState, person?: SignedInPerson): DeviceLoginView {
   switch (state.status) {
     case 'waiting':
       return {
@@ -120,7 +127,7 @@ export function* deviceLoginOrchestrator(
   try {
     code = (yield context.df.callActivity(DEVICE_LOGIN.requestCode, run)) as DeviceCodeTicket;
     let state = startDeviceFlow(code, now());
-    let person: Person | undefined;
+    let person: SignedInPerson | undefined;
     for (;;) {
       status(viewOf(state, person));
       const next = nextStep(state, now());

@@ -5,9 +5,9 @@ import type { AppConfig } from '../config';
 import { CredentialRejected, IntegrationError, RequestRefused } from '../errors';
 import { withTimeout } from '../net/retry';
 import { sinkModule, type SinkModule } from '../sinks';
-import type { Check, CheckOutcome } from './types';
+import type { Check, CheckOutcome } from '../check';
 
-export type { Check } from './types';
+export type { Check } from '../check';
 
 /**
  * `tenant-integrations doctor` and GET /api/manage/doctor: every set-up check in order, each ok / warn / fail

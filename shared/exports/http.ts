@@ -21,14 +21,9 @@ import {
   type ExportInput,
   type ExportState,
 } from './orchestration';
-import {
-  callerScope,
-  EXPORT_ID,
-  MAX_BODY_BYTES,
-  parseExportRequest,
-  parseIdempotencyKey,
-  requestHash,
-} from './request';
+import { MAX_BODY_BYTES, parseExportRequest, requestHash } from './request';
+import { callerScope, parseIdempotencyKey } from '../net/accepted';
+import { REQUEST_ID } from '../ids';
 import { publicExport } from './run';
 import type { ExportSetup } from './setup';
 
@@ -90,10 +85,10 @@ export async function createExport(
   if (key.value) {
     // Claimed but not started (yet, or never: its request may still be refused a slot) answers 409.
     const answer = await claimOrReplay(
-      setup.ledger,
+      setup.keys,
       scope,
       key.value,
-      { exportId: id, bodyHash, createdAt: new Date(now).toISOString() },
+      { id, bodyHash, createdAt: new Date(now).toISOString() },
       now,
       {
         noun: 'request',
@@ -107,17 +102,17 @@ export async function createExport(
   }
   let slot: boolean;
   try {
-    slot = await setup.ledger.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {
+    slot = await setup.slots.claimSlot(setup.tenant, setup.maxConcurrent, id, now, async (holder) => {
       const instance = await readInstance(client, exportInstanceId(holder));
       return instance ? isRunning(instance.runtimeStatus) : undefined;
     });
   } catch (err) {
     // Storage failed before any export existed: the key goes back, so a retry with it can start one.
-    if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);
+    if (key.value) await setup.keys.releaseKey(scope, key.value).catch(() => undefined);
     throw err;
   }
   if (!slot) {
-    if (key.value) await setup.ledger.releaseKey(scope, key.value);
+    if (key.value) await setup.keys.releaseKey(scope, key.value);
     return problem(
       429,
       'too_many_exports',
@@ -136,8 +131,8 @@ export async function createExport(
       client.startNew(EXPORT.orchestrator, { instanceId: exportInstanceId(id), input }),
     );
   } catch (err) {
-    await setup.ledger.releaseSlot(setup.tenant, id).catch(() => undefined);
-    if (key.value) await setup.ledger.releaseKey(scope, key.value).catch(() => undefined);
+    await setup.slots.releaseSlot(setup.tenant, id).catch(() => undefined);
+    if (key.value) await setup.keys.releaseKey(scope, key.value).catch(() => undefined);
     setup.logger.log('error', 'export could not start', { reason: (err as Error).message });
     return problem(503, 'service_unavailable', 'the export could not be started; retry', {
       headers: { 'retry-after': '10' },
@@ -158,7 +153,7 @@ export async function exportStatus(
   setup: ExportSetup,
 ): Promise<HttpResponseInit> {
   const id = request.params.id ?? '';
-  if (!EXPORT_ID.test(id))
+  if (!REQUEST_ID.test(id))
     return problem(400, 'invalid_request', 'the export id is not one this service issued');
   const instance = await readInstance(client, exportInstanceId(id));
   const state = instance && stateOf(instance);

@@ -1,7 +1,8 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { EXPORT_FORMATS } from './formats';
-import { EXPORT_ID } from './request';
+import { REQUEST_ID } from '../ids';
+import type { RunInstance } from '../runs/sweep';
 
 export const EXPORT = {
   orchestrator: 'exportRun',
@@ -16,8 +17,11 @@ export const EXPORT_CONCURRENCY = 3;
 
 export const exportInstanceId = (id: string) => `export-${id}`;
 
+/** An export's own instance (the run history's sweep reads it). */
+export const EXPORT_RUNS: RunInstance = { instanceId: (run) => exportInstanceId(run.id), perRun: true };
+
 export const exportInputSchema = z.object({
-  id: z.string().regex(EXPORT_ID),
+  id: z.string().regex(REQUEST_ID),
   tenant: z.string(),
   streams: z.array(z.string()).min(1),
   format: z.enum(EXPORT_FORMATS),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { refusedCallbackUrl } from './callback';
+import { refusedCallbackUrl } from '../net/callback';
+import type { Parsed } from '../net/accepted';
 import { EXPORT_FORMATS, type ExportFormat } from './formats';
 
 /** The largest request body the export webhook reads. */
@@ -17,21 +18,12 @@ const bodySchema = z.strictObject({
   callbackUrl: z.string({ error: 'must be a string' }).max(2048, 'at most 2048 characters').optional(),
 });
 
-const idempotencyKeySchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(255, 'at most 255 characters')
-  .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only');
-
-/** An export request with its defaults filled in: what an export is, and what Idempotency-Key compares. */
 export interface ExportRequest {
   streams: string[];
   format: ExportFormat;
   gzip: boolean;
   callbackUrl?: string;
 }
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 
 const problemsOf = (error: z.ZodError) =>
   error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`);
@@ -80,14 +72,6 @@ export function parseExportRequest(
   };
 }
 
-export function parseIdempotencyKey(value: string | null): Parsed<string | undefined> {
-  if (value === null) return { ok: true, value: undefined };
-  const r = idempotencyKeySchema.safeParse(value);
-  return r.success
-    ? { ok: true, value: r.data }
-    : { ok: false, problems: r.error.issues.map((i) => `Idempotency-Key: ${i.message}`) };
-}
-
 /** The same request, whatever the order of its fields or defaults left out, hashes the same. */
 export function requestHash(request: ExportRequest): string {
   const { streams, format, gzip, callbackUrl } = request;
@@ -95,13 +79,3 @@ export function requestHash(request: ExportRequest): string {
     .update(JSON.stringify([streams, format, gzip, callbackUrl ?? null]))
     .digest('hex');
 }
-
-/** Who is calling, as far as idempotency is concerned: a hash of the function key presented. */
-export function callerScope(key: string | null): string {
-  return createHash('sha256')
-    .update(key ?? '')
-    .digest('hex')
-    .slice(0, 32);
-}
-
-export const EXPORT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,9 +1,9 @@
 import type { TenantGraphqlClient } from '../graphql/client';
 import { SignedPoster } from '../net/webhook';
-import { guardedPost } from './callback';
+import { guardedPost } from '../net/callback';
 import { z } from 'zod';
-import type { App } from '../app';
-import { exportSummary } from '../runs/summary';
+import type { ExportHost } from './setup';
+import { exportSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import {
   exportInputSchema,
@@ -82,7 +82,7 @@ export async function finishExport(
     });
     return { manifest };
   } finally {
-    await setup.ledger.releaseSlot(input.tenant, input.id);
+    await setup.slots.releaseSlot(input.tenant, input.id);
   }
 }
 
@@ -161,7 +161,7 @@ export async function notifyExport(
  * One slice of a stream of an export to its blob, streaming; the outcome (file or error) for the manifest, or that
  * the next slice carries on.
  */
-export function exportStreamActivity(app: App, input: unknown): Promise<StreamSlice> {
+export function exportStreamActivity(app: ExportHost, input: unknown): Promise<StreamSlice> {
   const task = streamTaskSchema.parse(input);
   return app.traced(
     'export stream',
@@ -180,7 +180,7 @@ const finishInput = z.object({
 
 /** The summary in the run history, the record the alert reads, and the export's own span. */
 async function endExport(
-  app: App,
+  app: ExportHost,
   input: ExportInput,
   outcomes: StreamOutcome[],
   finishedAt: string,
@@ -202,7 +202,7 @@ async function endExport(
 }
 
 /** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
-export async function exportFinishActivity(app: App, raw: unknown): Promise<{ manifest?: string }> {
+export async function exportFinishActivity(app: ExportHost, raw: unknown): Promise<{ manifest?: string }> {
   const { input, outcomes, finishedAt } = finishInput.parse(raw);
   return app.traced('export finish', { runId: input.id }, async () => {
     const out = await finishExport(app.exports(), input, outcomes, finishedAt);
@@ -212,10 +212,10 @@ export async function exportFinishActivity(app: App, raw: unknown): Promise<{ ma
 }
 
 /** An export that could not finish: its slot freed and its summary failed, with why. */
-export async function exportFailActivity(app: App, raw: unknown): Promise<void> {
+export async function exportFailActivity(app: ExportHost, raw: unknown): Promise<void> {
   const { input, outcomes, finishedAt, error } = finishInput.extend({ error: z.string() }).parse(raw);
   await app.traced('export fail', { runId: input.id }, async () => {
-    await app.exports().ledger.releaseSlot(input.tenant, input.id);
+    await app.exports().slots.releaseSlot(input.tenant, input.id);
     await endExport(app, input, outcomes, finishedAt, error);
   });
 }
@@ -223,7 +223,7 @@ export async function exportFailActivity(app: App, raw: unknown): Promise<void> 
 const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string() });
 
 /** The signed callback. Download links are signed here and sent, never returned — so they stay out of history. */
-export async function exportNotifyActivity(app: App, raw: unknown): Promise<void> {
+export async function exportNotifyActivity(app: ExportHost, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
   await app.traced('export callback', { runId: state.id }, () =>
     notifyExport(app.exports(), state, callbackUrl),

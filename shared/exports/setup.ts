@@ -2,22 +2,31 @@ import type { AccessLayer } from '../access';
 import { keptFor } from '../cache';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
+import type { Host } from '../host';
 import type { Logger } from '../log';
 import { blobService, delegationService } from '../state/blob-service';
-import { catalogStreams } from '../catalog';
+import { catalogStreams, type CatalogStore } from '../catalog';
 import type { StreamDefinition } from '../streams';
-import { syncStateStore } from '../sync/state-store';
-import { ExportLedger } from './ledger';
+import { IdempotencyKeys, ledgerTable } from '../state/idempotency';
+import { ExportSlots } from './ledger';
 import type { ExportInput } from './orchestration';
 import { ExportStorage } from './storage';
 
 /** The export webhook's parts, built once per process from configuration. */
+/** What the export's activities need of their host: the shared parts and the export's own set-up. */
+export interface ExportHost extends Host {
+  exports(): ExportSetup;
+}
+
 export interface ExportSetup {
   tenant: string;
   /** Every stream of the tenant's catalog (SYNC_STREAMS_FILE, else the stored or discovered one); a request picks among them. */
   streams: () => Promise<StreamDefinition[]>;
   storage: ExportStorage;
-  ledger: ExportLedger;
+  /** Idempotency-Keys, under the callers' scope. */
+  keys: IdempotencyKeys;
+  /** The tenant's running-export slots (EXPORTS_MAX_CONCURRENT). */
+  slots: ExportSlots;
   maxConcurrent: number;
   /** ACTIVITY_SLICE_SECONDS: how long one stream activity writes before the next carries on. */
   sliceSeconds: number;
@@ -37,7 +46,13 @@ const CATALOG_CACHE_MS = 60_000;
 export function exportSetup(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql'>,
-  options: { clock: Clock; logger: Logger; accepted?: (input: ExportInput) => Promise<void> },
+  options: {
+    clock: Clock;
+    logger: Logger;
+    /** Where the tenant's catalog is kept (the sync keeps it; an export reads the same one). */
+    catalog: CatalogStore;
+    accepted?: (input: ExportInput) => Promise<void>;
+  },
 ): ExportSetup {
   const requestSecretName = config.exportsRequestSecretName;
   let delegation: ReturnType<typeof delegationService> | undefined;
@@ -46,7 +61,7 @@ export function exportSetup(
   const streams = keptFor(CATALOG_CACHE_MS, options.clock, () =>
     catalogStreams({
       graphql: access.graphql,
-      state: syncStateStore(config),
+      state: options.catalog,
       tenant: access.tenant.name,
       streamsFile: config.syncStreamsFile,
       now: () => options.clock.now(),
@@ -57,7 +72,8 @@ export function exportSetup(
     tenant: access.tenant.name,
     streams,
     storage: new ExportStorage(blobService(config), () => (delegation ??= delegationService(config))),
-    ledger: ExportLedger.fromConfig(config),
+    keys: new IdempotencyKeys(ledgerTable(config, 'exports')),
+    slots: new ExportSlots(ledgerTable(config, 'exports')),
     maxConcurrent: config.exportsMaxConcurrent,
     sliceSeconds: config.activitySliceSeconds,
     development: config.development,

@@ -14,7 +14,7 @@ import {
 import { IntegrationError, problem } from '../errors';
 import { boundsProblems, MAX_DEPTH, MAX_ITEM_BYTES } from './body-bounds';
 import type { ImportOperation } from './operations';
-import { callerScope, parseIdempotencyKey } from '../exports/request';
+import { callerScope, parseIdempotencyKey } from '../net/accepted';
 import {
   IMPORT,
   IMPORT_ID,
@@ -118,7 +118,7 @@ export async function createImport(
       setup.keys,
       scope,
       key.value,
-      { exportId: id, bodyHash: importHash(body), createdAt: new Date(now).toISOString() },
+      { id, bodyHash: importHash(body), createdAt: new Date(now).toISOString() },
       now,
       {
         noun: 'import',

@@ -1,8 +1,9 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
-import { EXPORT_ID } from '../exports/request';
+import { REQUEST_ID } from '../ids';
 import type { ApplyResult, Counts } from './apply';
 import { type ErrorCode } from '../errors';
+import type { RunInstance } from '../runs/sweep';
 
 export const IMPORT = {
   orchestrator: 'importRun',
@@ -14,7 +15,10 @@ export const IMPORT = {
 } as const;
 
 export const importInstanceId = (id: string) => `import-${id}`;
-export const IMPORT_ID = EXPORT_ID;
+
+/** An import's own instance (the run history's sweep reads it). */
+export const IMPORT_RUNS: RunInstance = { instanceId: (run) => importInstanceId(run.id), perRun: true };
+export const IMPORT_ID = REQUEST_ID;
 
 /** How often an import waiting for an admin looks at the session again. */
 export const SESSION_CHECK_MS = 60_000;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { GraphQLSchema } from 'graphql';
 import { z } from 'zod';
-import { refusedCallbackUrl } from '../exports/callback';
+import { refusedCallbackUrl } from '../net/callback';
 import type { ImportOperation } from './operations';
 
 /** One thing to change in the tenant: the caller's id for it, and the operation's variables. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { App } from '../app';
-import { guardedPost } from '../exports/callback';
+import type { ImportHost } from './setup';
+import { guardedPost } from '../net/callback';
 import { SignedPoster } from '../net/webhook';
-import { importSummary } from '../runs/summary';
+import { importSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
 import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
@@ -80,7 +80,7 @@ const idInput = z.object({ id: z.string(), person: z.string().optional() });
  * A share of the import's items applied with the session of the admin it was accepted under (any admin's for imports
  * accepted before that was recorded); the counts, and whether the session was lost or the tenant unavailable.
  */
-export function importApplyActivity(app: App, raw: unknown): Promise<ApplyResult> {
+export function importApplyActivity(app: ImportHost, raw: unknown): Promise<ApplyResult> {
   const { id, person } = idInput.parse(raw);
   return app.traced('import apply', { runId: id }, async () => {
     const setup = app.imports();
@@ -102,7 +102,7 @@ export function importApplyActivity(app: App, raw: unknown): Promise<ApplyResult
 }
 
 /** Whether the import's admin is signed in again (the waiting import's check), and who is. */
-export async function importSessionActivity(app: App, raw: unknown): Promise<SessionCheck> {
+export async function importSessionActivity(app: ImportHost, raw: unknown): Promise<SessionCheck> {
   const { person } = idInput.parse(raw);
   const session = await app.imports().session();
   const connected = session?.state === 'connected';
@@ -115,7 +115,7 @@ export async function importSessionActivity(app: App, raw: unknown): Promise<Ses
 const inputOnly = z.object({ input: importInputSchema });
 
 /** The import now waits for an admin or for the tenant: the record the alert reads, and the run history says so. */
-export async function importWaitingActivity(app: App, raw: unknown): Promise<void> {
+export async function importWaitingActivity(app: ImportHost, raw: unknown): Promise<void> {
   const { input } = inputOnly.parse(raw);
   const forTenant = input.waiting?.for === 'tenant';
   await app.traced('import waiting', { runId: input.id }, async () => {
@@ -143,7 +143,7 @@ const finishInput = z.object({
 });
 
 /** The end: items never sent are skipped (so each has its result), the summary saved, the alert's record. */
-export async function importFinishActivity(app: App, raw: unknown): Promise<Counts> {
+export async function importFinishActivity(app: ImportHost, raw: unknown): Promise<Counts> {
   const { input, finishedAt, error } = finishInput.parse(raw);
   return app.traced('import finish', { runId: input.id }, async () => {
     const setup = app.imports();
@@ -179,7 +179,7 @@ export async function importFinishActivity(app: App, raw: unknown): Promise<Coun
 const notifyInput = z.object({ state: importStateSchema, callbackUrl: z.string() });
 
 /** The signed callback: the status body as GET shows it (every item's result), POSTed the Standard Webhooks way. */
-export async function importNotifyActivity(app: App, raw: unknown): Promise<void> {
+export async function importNotifyActivity(app: ImportHost, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
   await app.traced('import callback', { runId: state.id }, async () => {
     const setup = app.imports();

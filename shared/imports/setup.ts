@@ -5,7 +5,8 @@ import { keptFor } from '../cache';
 import type { Clock } from '../clock';
 import type { AppConfig } from '../config';
 import { ConfigError, IntegrationError } from '../errors';
-import { ExportLedger } from '../exports/ledger';
+import { IdempotencyKeys, ledgerTable } from '../state/idempotency';
+import type { Host } from '../host';
 import type { Logger } from '../log';
 import { blobService } from '../state/blob-service';
 import { tableClient } from '../state/table-service';
@@ -15,6 +16,11 @@ import type { ImportInput } from './orchestration';
 import { AzureImportStore, type ImportBatch, type ImportStore } from './store';
 
 /** The import webhook's parts, built once per process from configuration. */
+/** What the import's activities need of their host: the shared parts and the import's own set-up. */
+export interface ImportHost extends Host {
+  imports(): ImportSetup;
+}
+
 export interface ImportSetup {
   tenant: string;
   /** The allow-list; `imports_disabled` outside development without IMPORT_OPERATIONS_FILE. */
@@ -25,8 +31,8 @@ export interface ImportSetup {
   schema: () => Promise<GraphQLSchema | undefined>;
   session: () => Promise<SessionMetadata | undefined>;
   store: ImportStore;
-  /** Idempotency-Keys: the export webhook's ledger, under the imports' own scope. */
-  keys: ExportLedger;
+  /** Idempotency-Keys, under the imports' own scope (`imports-…`: an export's key never answers an import). */
+  keys: IdempotencyKeys;
   maxItems: number;
   adminWaitMs: number;
   /** IMPORTS_REQUEST_SECRET_NAME's secret: POST /api/imports then needs a Standard Webhooks signature made with it. */
@@ -97,7 +103,7 @@ export function importSetup(
         });
       }
     },
-    keys: ExportLedger.fromConfig(config),
+    keys: new IdempotencyKeys(ledgerTable(config, 'imports')),
     maxItems: config.imports.maxItems,
     adminWaitMs: config.imports.adminWaitMs,
     ...(requestSecretName ? { requestSecret: () => access.secrets.get(requestSecretName) } : {}),

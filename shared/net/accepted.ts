@@ -2,7 +2,8 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import { Webhook } from 'standardwebhooks';
 import type { DurableOrchestrationStatus } from 'durable-functions';
 import { problem } from '../errors';
-import type { ExportLedger, KeyRecord } from '../exports/ledger';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 
 /*
  * What the two async request-reply webhooks (POST /api/exports, POST /api/imports) share: reading a JSON body
@@ -10,6 +11,45 @@ import type { ExportLedger, KeyRecord } from '../exports/ledger';
  * reads, Idempotency-Key replays, and a 503 instead of a bare 500 when storage or the durable store fails. Nothing
  * here loads an SDK: the webhooks' modules are loaded when the functions register.
  */
+
+/** A parsed request part, or every problem with it. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+const idempotencyKeySchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(255, 'at most 255 characters')
+  .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only');
+
+/** An export request with its defaults filled in: what an export is, and what Idempotency-Key compares. */
+
+export function parseIdempotencyKey(value: string | null): Parsed<string | undefined> {
+  if (value === null) return { ok: true, value: undefined };
+  const r = idempotencyKeySchema.safeParse(value);
+  return r.success
+    ? { ok: true, value: r.data }
+    : { ok: false, problems: r.error.issues.map((i) => `Idempotency-Key: ${i.message}`) };
+}
+
+/** Who is calling, as far as idempotency is concerned: a hash of the function key presented. */
+export function callerScope(key: string | null): string {
+  return createHash('sha256')
+    .update(key ?? '')
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** What an Idempotency-Key names: the request it started and its body's hash (shared/state/idempotency.ts keeps them). */
+export interface KeyRecord {
+  id: string;
+  bodyHash: string;
+  createdAt: string;
+}
+
+/** Where Idempotency-Keys are claimed: the first claim of a key wins, later ones get its record. */
+export interface KeyClaims {
+  claimKey(scope: string, key: string, record: KeyRecord, nowMs: number): Promise<KeyRecord | 'claimed'>;
+}
 
 /** How often callers are told to poll a running export or import. */
 export const POLL_SECONDS = 5;
@@ -120,7 +160,7 @@ export function stoppedEarly(instance: DurableOrchestrationStatus, what: string)
  * something that does not exist). `noun` names what callers request ("request", "import").
  */
 export async function claimOrReplay(
-  ledger: Pick<ExportLedger, 'claimKey'>,
+  ledger: KeyClaims,
   scope: string,
   key: string,
   record: KeyRecord,
@@ -134,10 +174,10 @@ export async function claimOrReplay(
       422,
       'idempotency_key_reused',
       `this Idempotency-Key was used with a different ${options.noun} in the last 24 hours; use a new key`,
-      { members: { id: claimed.exportId } },
+      { members: { id: claimed.id } },
     );
   return (
-    (await options.replay(claimed.exportId)) ??
+    (await options.replay(claimed.id)) ??
     problem(
       409,
       'idempotency_key_in_progress',

@@ -73,6 +73,12 @@ export const runSummarySchema = z.object({
 export type RunSummary = z.infer<typeof runSummarySchema>;
 export type RunKind = RunSummary['kind'];
 
+/** A run's end and how long it took, as every kind's summary records them. */
+export const finishedFields = (startedAt: string, finishedAt: string) => ({
+  finishedAt,
+  durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
+});
+
 /**
  * Table storage keeps at most 32 K characters in one property: a summary is stored as one. Error texts are bounded
  * first (the run's, each stream's, each interruption's); should the summary still be too long, the streams' error

@@ -1,13 +1,31 @@
 import type { DurableClient } from 'durable-functions';
-import type { App } from '../app';
-import { deviceLoginInstanceId } from '../device-login/orchestration';
 import { isRunning, readInstance } from '../durable';
 import { ERRORS } from '../errors';
-import { exportInstanceId } from '../exports/orchestration';
-import { importInstanceId } from '../imports/orchestration';
-import { syncInstanceId } from '../sync/orchestration';
+import type { Clock } from '../clock';
+import type { Logger } from '../log';
+import type { RunRecorder } from './recorder';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
-import type { RunSummary } from './history';
+import type { RunKind, RunSummary } from './history';
+
+/**
+ * Where a kind of run works: its orchestration instance's id, and whether that instance is the run's own (an export,
+ * an import) or the tenant's, reused by its runs in turn (the sync, the device login). Each feature knows its own;
+ * the composition root (shared/app.ts) gathers them, so the history knows no feature.
+ */
+export interface RunInstance {
+  instanceId(run: RunSummary, tenant: string): string;
+  perRun: boolean;
+}
+export type RunInstances = Record<RunKind, RunInstance>;
+
+/** What the sweep needs of its host (shared/host.ts's, and where each kind of run works). */
+export interface SweepHost {
+  clock: Clock;
+  logger: Logger;
+  access(): { tenant: { name: string } };
+  runs(): RunRecorder;
+  runInstances: RunInstances;
+}
 
 /** The log record each kind's failure carries: what the alert rules in infra/ count (shared/log/alerts.ts). */
 const FAILED_RECORD: Record<RunSummary['kind'], string> = {
@@ -17,10 +35,14 @@ const FAILED_RECORD: Record<RunSummary['kind'], string> = {
   import: 'import failed',
 };
 
-/** Whether the instance working on `run` is still working on it (a sync or login instance is reused by later runs). */
-function stillWorking(run: RunSummary, instance: Awaited<ReturnType<typeof readInstance>>): boolean {
+/** Whether the instance working on `run` is still working on it (a tenant's instance may be on a later run). */
+function stillWorking(
+  run: RunSummary,
+  instance: Awaited<ReturnType<typeof readInstance>>,
+  perRun: boolean,
+): boolean {
   if (!instance || !isRunning(instance.runtimeStatus)) return false;
-  if (run.kind === 'export' || run.kind === 'import') return true;
+  if (perRun) return true;
   return (instance.customStatus as { runId?: unknown } | null | undefined)?.runId === run.id;
 }
 
@@ -32,7 +54,7 @@ function stillWorking(run: RunSummary, instance: Awaited<ReturnType<typeof readI
  */
 export async function sweepStoppedRuns(
   client: DurableClient,
-  app: App,
+  app: SweepHost,
   options: { graceMs?: number } = {},
 ): Promise<number> {
   const now = app.clock.now();
@@ -43,16 +65,9 @@ export async function sweepStoppedRuns(
       (r) => r.outcome === 'running' && now - Date.parse(r.startedAt) > (options.graceMs ?? 60_000),
     );
     for (const run of open) {
-      const instanceId =
-        run.kind === 'export'
-          ? exportInstanceId(run.id)
-          : run.kind === 'import'
-            ? importInstanceId(run.id)
-            : run.kind === 'sync'
-              ? syncInstanceId(tenant)
-              : deviceLoginInstanceId(tenant);
-      const instance = await readInstance(client, instanceId);
-      if (stillWorking(run, instance)) continue;
+      const where = app.runInstances[run.kind];
+      const instance = await readInstance(client, where.instanceId(run, tenant));
+      if (stillWorking(run, instance, where.perRun)) continue;
       const finishedAt = new Date(now).toISOString();
       const how = instance
         ? `was ${instance.runtimeStatus.toLowerCase()}${typeof instance.output === 'string' && instance.output ? ` (${instance.output.slice(0, 200)})` : ''}`

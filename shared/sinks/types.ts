@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import type { z } from 'zod';
 import type { Clock } from '../clock';
 import type { AppConfig, SinkSpec } from '../config';
-import type { CheckOutcome } from '../doctor/types';
+import type { CheckOutcome } from '../check';
 import type { Change, StreamCounts } from '../changes';
 
 /** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */

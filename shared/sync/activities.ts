@@ -1,6 +1,6 @@
-import type { App } from '../app';
+import type { SyncHost } from './setup';
 import { codeOf } from '../errors';
-import { interruptionsAfter, syncSummary } from '../runs/summary';
+import { interruptionsAfter, syncSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { noCounts } from '../changes';
 import {
@@ -23,14 +23,14 @@ import { beginRun, blockedResult, finishRun, streamsOf, syncStream, type StreamR
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 2_000);
 
 /** The run's summary as the history holds it now; none when it cannot be read (that never fails a run). */
-const previousSummary = (app: App, runId: string) =>
+const previousSummary = (app: SyncHost, runId: string) =>
   app
     .runs()
     .history.get(runId)
     .catch(() => undefined);
 
 /** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams; or why not. */
-export async function syncBeginActivity(app: App, input: unknown): Promise<BeginResult> {
+export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<BeginResult> {
   const { full, fullPass, trigger, runId, startedAt } = beginInputSchema.parse(input);
   // The run's trace from the start (its catalog's introspection and token are part of it): the unfinished run's
   // id when there is one, else the new one's.
@@ -87,7 +87,7 @@ export async function syncBeginActivity(app: App, input: unknown): Promise<Begin
 }
 
 /** One stream's pass from its checkpoint, for up to ACTIVITY_SLICE_SECONDS; the orchestrator calls again if not done. */
-export async function syncSliceActivity(app: App, input: unknown): Promise<StreamResult> {
+export async function syncSliceActivity(app: SyncHost, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
   return app.traced(
     'sync stream',
@@ -131,7 +131,7 @@ export async function syncSliceActivity(app: App, input: unknown): Promise<Strea
 
 /** Ends the run in the history, the logs the alerts read, and its trace. */
 async function endRun(
-  app: App,
+  app: SyncHost,
   run: { runId: string; startedAt: string },
   results: StreamResult[],
   options: {
@@ -179,7 +179,7 @@ async function endRun(
 
 /** The manifest to the sinks and the summary to the run history; a complete run clears its checkpoints. */
 export async function syncFinishActivity(
-  app: App,
+  app: SyncHost,
   input: unknown,
 ): Promise<{ ok: boolean; runId: string; error?: string; failed?: RunError }> {
   const { run, results, trigger } = finishInputSchema.parse(input);
@@ -206,7 +206,7 @@ export async function syncFinishActivity(
  * A run that ended without its manifest (begin, a slice or finish threw, or the orchestration did): failed in the
  * history with its error and action. Its checkpoints stay, so the next run resumes it.
  */
-export async function syncFailActivity(app: App, input: unknown): Promise<void> {
+export async function syncFailActivity(app: SyncHost, input: unknown): Promise<void> {
   const { run, results, trigger, error } = failInputSchema.parse(input);
   await app.traced('sync fail', { runId: run.runId }, async () => {
     await endRun(app, run, results, {

@@ -11,6 +11,7 @@ import {
   SnapshotIndex,
   type PreviousSnapshot,
 } from './snapshot';
+import { fnv1a32 } from './hash';
 
 /** What the end of a pass does with the records it did not see (shared/sync/passes.ts). */
 export type Unseen =
@@ -223,7 +224,7 @@ class IdSet {
 
   add(id: Buffer): boolean {
     if ((this.size + 1) * 2 > this.table.length / 2) this.grow();
-    return this.insert(this.table, hash32(id, 0x811c9dc5) || 1, hash32(id, 0x01000193));
+    return this.insert(this.table, fnv1a32(id) || 1, fnv1a32(id, 0, id.length, 0x01000193));
   }
 
   private insert(table: Uint32Array, a: number, b: number): boolean {
@@ -245,16 +246,4 @@ class IdSet {
     this.table = new Uint32Array(old.length * 2);
     for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.insert(this.table, old[i], old[i + 1]);
   }
-}
-
-function hash32(b: Buffer, seed: number): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < b.length; i++) {
-    h ^= b[i];
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  return h >>> 0;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run';
 import { errorCodeSchema } from '../errors';
+import type { RunInstance } from '../runs/sweep';
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {
@@ -15,6 +16,9 @@ export const SYNC = {
 
 /** One sync per tenant at a time: a deterministic instance id. */
 export const syncInstanceId = (tenant: string) => `sync-${tenant.toLowerCase()}`;
+
+/** The tenant's one sync instance, reused by its runs in turn (the run history's sweep reads it). */
+export const SYNC_RUNS: RunInstance = { instanceId: (_run, tenant) => syncInstanceId(tenant), perRun: false };
 
 /** What started a run: the timer, or a person (`POST /api/manage/sync`). A resumed run says so in its plan. */
 export const triggerSchema = z.enum(['schedule', 'manual']);

@@ -1,6 +1,7 @@
 import type { AccessLayer } from '../access';
 import { type Clock, systemClock } from '../clock';
 import type { AppConfig } from '../config';
+import type { Host } from '../host';
 import type { Logger } from '../log';
 import { createSink, tracedSink } from '../sinks';
 import { runCatalog, type RunCatalog } from '../catalog';
@@ -9,6 +10,11 @@ import type { SyncContext } from './run';
 import { syncStateStore } from './state-store';
 
 export { syncStateStore } from './state-store';
+
+/** What the sync's activities need of their host: the shared parts and the sync's own set-up. */
+export interface SyncHost extends Host {
+  sync(): SyncSetup;
+}
 
 export interface SyncSetup {
   /** Tenant, state, sinks, clock and logger: what every sync step is given. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CONTENT_HASH_BYTES } from './fingerprint';
+import { fnv1a32, murmur3_32 } from './hash';
 
 /**
  * Entries: [u16 id length, its top bit the "missing once" flag][id utf8][16-byte hash]. The flag marks a record an
@@ -160,8 +161,8 @@ export class SnapshotIndex {
       if ((k & PAGE_MASK) === 0) this.pages.push(new Uint32Array(4 << PAGE_BITS));
       const page = this.pages[k >>> PAGE_BITS];
       const p = (k & PAGE_MASK) << 2;
-      page[p] = idHashA(entries, at + 2, len);
-      page[p + 1] = idHashB(entries, at + 2, len);
+      page[p] = fnv1a32(entries, at + 2, len);
+      page[p + 1] = murmur3_32(entries, at + 2, len);
       page[p + 2] = entries.readUInt32LE(at + 2 + len);
       page[p + 3] = entries.readUInt32LE(at + 6 + len);
       at = end;
@@ -213,7 +214,7 @@ export class SnapshotIndex {
   /** The number of an id's entry, or -1. */
   find(id: Buffer): number {
     if (this.count === 0) return -1;
-    return this.table[this.slotOf(idHashA(id, 0, id.length), idHashB(id, 0, id.length))] - 1;
+    return this.table[this.slotOf(fnv1a32(id, 0, id.length), murmur3_32(id, 0, id.length))] - 1;
   }
 
   /** Whether the entry's hash begins with this change id's (64 bits compared, nothing allocated). */
@@ -362,50 +363,4 @@ export function forEachEntry(bytes: Buffer, visit: (id: Buffer, hash: Buffer) =>
     visit(bytes.subarray(at + 2, at + 2 + len), bytes.subarray(at + 2 + len, end));
     at = end;
   }
-}
-
-/**
- * An id's two 32-bit hashes, by two different algorithms so that ids colliding in one are no likelier to collide in
- * the other: FNV-1a with a final mix (it spreads ids like `ctl-0000123` well, and places them in the table), and
- * MurmurHash3's x86 32-bit.
- */
-function idHashA(b: Buffer, start: number, length: number): number {
-  let h = 0x811c9dc5;
-  for (let i = start; i < start + length; i++) {
-    h ^= b[i];
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  return h >>> 0;
-}
-
-function idHashB(b: Buffer, start: number, length: number): number {
-  let h = 0x9747b28c;
-  const end = start + length;
-  let i = start;
-  for (; i + 4 <= end; i += 4) {
-    let k = b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, 0x1b873593);
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  if (i < end) {
-    let k = b[i];
-    if (i + 1 < end) k ^= b[i + 1] << 8;
-    if (i + 2 < end) k ^= b[i + 2] << 16;
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, 0x1b873593);
-  }
-  h ^= length;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

@@ -20,7 +20,7 @@ import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from '../
 import { ERRORS } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
 import { RUNS_TABLE, TableRunHistory } from '../../shared/runs/history';
-import { syncSummary } from '../../shared/runs/summary';
+import { syncSummary } from '../../shared/sync/summary';
 import { createSecretStore, LocalFileSecretStore } from '../../shared/secrets';
 import {
   documented,

@@ -1,7 +1,8 @@
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { guardedPost, refusedAddress, refusedCallbackUrl } from '../../shared/exports/callback';
-import { parseExportRequest, parseIdempotencyKey, requestHash } from '../../shared/exports/request';
+import { guardedPost, refusedAddress, refusedCallbackUrl } from '../../shared/net/callback';
+import { parseExportRequest, requestHash } from '../../shared/exports/request';
+import { parseIdempotencyKey } from '../../shared/net/accepted';
 
 const known = ['controls', 'users'];
 const parse = (text: string, development = false) =>

@@ -3,7 +3,7 @@
  * schema elements that say it.
  */
 
-export type Kind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
+export type ColumnKind = 'DOUBLE' | 'BOOLEAN' | 'STRING' | 'JSON';
 
 export interface SchemaElement {
   name: string;
@@ -13,7 +13,7 @@ export interface SchemaElement {
   num_children?: number;
 }
 
-function kindOf(v: unknown): Kind | undefined {
+function kindOf(v: unknown): ColumnKind | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v === 'number') return 'DOUBLE';
   if (typeof v === 'boolean') return 'BOOLEAN';
@@ -24,7 +24,7 @@ function kindOf(v: unknown): Kind | undefined {
 /** A column every row has, with its value taken from the item (e.g. the change's id and kind). */
 export interface LeadingColumn<T> {
   name: string;
-  kind: Kind;
+  kind: ColumnKind;
   required?: boolean;
   value: (item: T) => unknown;
 }
@@ -34,7 +34,7 @@ export interface LeadingColumn<T> {
  * pages arrive, or in a pass of their own (`learnColumns`).
  */
 export class ColumnLearner {
-  private readonly seen = new Map<string, Kind | undefined>();
+  private readonly seen = new Map<string, ColumnKind | undefined>();
   constructor(private readonly skip: string[] = []) {}
 
   add(record: unknown): void {
@@ -53,7 +53,7 @@ export class ColumnLearner {
     }
   }
 
-  columns(): Map<string, Kind> {
+  columns(): Map<string, ColumnKind> {
     return new Map([...this.seen].map(([k, v]) => [k, v ?? 'STRING']));
   }
 }
@@ -62,13 +62,13 @@ export async function learnColumns<T>(
   pages: () => AsyncIterable<T[]>,
   recordOf: (item: T) => unknown,
   skip: string[],
-): Promise<Map<string, Kind>> {
+): Promise<Map<string, ColumnKind>> {
   const learner = new ColumnLearner(skip);
   for await (const items of pages()) for (const item of items) learner.add(recordOf(item));
   return learner.columns();
 }
 
-export const element = (name: string, kind: Kind, required = false): SchemaElement => ({
+export const element = (name: string, kind: ColumnKind, required = false): SchemaElement => ({
   name,
   type: kind === 'DOUBLE' ? 'DOUBLE' : kind === 'BOOLEAN' ? 'BOOLEAN' : 'BYTE_ARRAY',
   ...(kind === 'STRING'
@@ -80,5 +80,5 @@ export const element = (name: string, kind: Kind, required = false): SchemaEleme
 });
 
 /** The same columns with the same types, in the same order: a file written with one is the file of the other. */
-export const sameColumns = (a: Map<string, Kind>, b: Map<string, Kind>) =>
+export const sameColumns = (a: Map<string, ColumnKind>, b: Map<string, ColumnKind>) =>
   a.size === b.size && [...a].every(([name, kind], i) => [...b][i][0] === name && [...b][i][1] === kind);

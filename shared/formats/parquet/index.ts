@@ -2,7 +2,7 @@
  * Parquet, as the sync's sinks and the exports write it: columns learnt from the records, row groups written as
  * pages arrive, hyparquet-writer's internals in one adapter (hyparquet-adapter.ts).
  */
-export { ColumnLearner, sameColumns, type Kind, type LeadingColumn } from './columns';
+export { ColumnLearner, sameColumns, type ColumnKind, type LeadingColumn } from './columns';
 export { writeChangesParquet, type ChangesParquetOptions } from './changes';
 export { ParquetOfRecords } from './records';
 export { ParquetRows, ROW_GROUP, writeParquet } from './writer';

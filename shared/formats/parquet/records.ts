@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { appendFile, rename, rm } from 'node:fs/promises';
 import { jsonPages, linesOf } from '../lines';
-import { ColumnLearner, sameColumns, type Kind, type LeadingColumn } from './columns';
+import { ColumnLearner, sameColumns, type ColumnKind, type LeadingColumn } from './columns';
 import { ParquetRows, writeParquet } from './writer';
 
 /**
@@ -36,7 +36,7 @@ export class ParquetOfRecords {
   }
 
   /** The file of the pages whose columns hold, its pieces handed on as they are written. */
-  private rows(columns: Map<string, Kind>) {
+  private rows(columns: Map<string, ColumnKind>) {
     return new ParquetRows(this.earlyPath, columns, { ...RECORDS, onBytes: this.options.onBytes });
   }
 

@@ -1,4 +1,4 @@
-import type { Kind } from './columns';
+import type { ColumnKind } from './columns';
 
 /**
  * One column of the row group being gathered, its values as the writer takes them — filled row by row as pages
@@ -13,7 +13,7 @@ import type { Kind } from './columns';
  */
 export interface Gathering {
   name: string;
-  kind: Kind;
+  kind: ColumnKind;
   values: unknown[];
   /** Each text of this group once, as bytes; none for a column known to be distinct (each text encoded as it comes). */
   shared: Map<string, Buffer> | undefined;
@@ -28,7 +28,7 @@ export interface Gathering {
 export type Bound = [text: string, bytes: Buffer];
 
 /** Columns written as UTF-8 bytes: text, and JSON as its JSON text. */
-export const isText = (kind: Kind) => kind === 'STRING' || kind === 'JSON';
+export const isText = (kind: ColumnKind) => kind === 'STRING' || kind === 'JSON';
 
 /** A text column is taken for one of distinct values (ids, titles, times) after a group of at least this many. */
 export const MIN_DISTINCT_SAMPLE = 500;

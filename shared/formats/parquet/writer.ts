@@ -1,5 +1,5 @@
 import { rename, rm } from 'node:fs/promises';
-import { element, learnColumns, type Kind, type LeadingColumn, type SchemaElement } from './columns';
+import { element, learnColumns, type ColumnKind, type LeadingColumn, type SchemaElement } from './columns';
 import {
   fileWriter,
   finishWithEntries,
@@ -48,7 +48,7 @@ export class ParquetRows<T> {
 
   constructor(
     path: string,
-    readonly columns: Map<string, Kind>,
+    readonly columns: Map<string, ColumnKind>,
     private readonly options: {
       leading: LeadingColumn<T>[];
       recordOf: (item: T) => unknown;
@@ -184,7 +184,7 @@ export class ParquetRows<T> {
 export async function writeParquet<T>(
   pages: () => AsyncIterable<T[]>,
   file: string,
-  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown; columns?: Map<string, Kind> },
+  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown; columns?: Map<string, ColumnKind> },
 ): Promise<number> {
   const { leading, recordOf } = options;
   const columns =

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { UpstreamError } from '../errors';
-import { nodePost, type PostText } from '../net/http';
+import { nodePost, type PostText } from './http';
 
 /**
  * Where an export's callback may go. Link-local (169.254/16 — the cloud metadata service — and fe80::/10)
