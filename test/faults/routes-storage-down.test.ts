@@ -8,6 +8,8 @@ import { record } from './report';
  */
 jest.setTimeout(240_000);
 
+const UUID = '0f8fad5b-d9cb-469f-a165-70867728950e';
+
 /** Every route, with a path for its parameters and a body where it takes one; checked against the host's list. */
 const ROUTES: Array<{
   method: string;
@@ -40,7 +42,8 @@ const ROUTES: Array<{
     body: { streams: ['controls'], format: 'ndjson' },
     key: 'function',
   },
-  { method: 'GET', path: 'exports/exp-1', route: 'exports/{id}', key: 'function' },
+  // Ids as the app issues them (UUIDs): an id that is not one is refused before anything is read.
+  { method: 'GET', path: `exports/${UUID}`, route: 'exports/{id}', key: 'function' },
   {
     method: 'POST',
     path: 'imports',
@@ -51,7 +54,7 @@ const ROUTES: Array<{
     },
     key: 'function',
   },
-  { method: 'GET', path: 'imports/imp-1', route: 'imports/{id}', key: 'function' },
+  { method: 'GET', path: `imports/${UUID}`, route: 'imports/{id}', key: 'function' },
 ];
 
 interface Answer {
