@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  */
 const FLOORS = [
   ['errors', 'log', 'clock', 'ncrontab', 'node-flags', 'check', 'ids'],
-  ['config', 'changes', 'streams', 'cache'],
+  ['config', 'changes', 'streams', 'cache', 'error-codes'],
   ['formats', 'telemetry'],
   ['net'],
   ['durable', 'secrets', 'graphql'],

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * The app's one error vocabulary: every code an error, a run summary or an HTTP problem document can carry,
  * with its title and the one action that fixes it. A code without its text does not exist (the type comes from
@@ -256,9 +254,6 @@ export function storedErrorCode(code: string): ErrorCode {
 
 const normalCode = (code: string) =>
   code === 'LOGIN_REQUIRED' ? 'admin_login_required' : code.toLowerCase();
-
-/** `storedErrorCode` as a schema: any string in, one of our codes out. */
-export const errorCodeSchema = z.string().transform(storedErrorCode);
 
 /** The action that fixes an error of this code, read as `storedErrorCode` reads it; none for a code not ours. */
 export function actionFor(code: string | undefined): string | undefined {

@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { isRunning, readInstance, durableCall } from '../durable';
 import {
   acceptedAnswer,
+  callerScope,
   claimOrReplay,
+  parseIdempotencyKey,
   POLL_SECONDS,
   readJsonText,
   resourceUrl,
@@ -22,7 +24,6 @@ import {
   type ExportState,
 } from './orchestration';
 import { MAX_BODY_BYTES, parseExportRequest, requestHash } from './request';
-import { callerScope, parseIdempotencyKey } from '../net/accepted';
 import { REQUEST_ID } from '../ids';
 import { publicExport } from './run';
 import type { ExportSetup } from './setup';

@@ -2,7 +2,7 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { SignedPoster } from '../net/webhook';
 import { guardedPost } from '../net/callback';
 import { z } from 'zod';
-import type { ExportHost } from './setup';
+import type { ExportHost, ExportSetup } from './setup';
 import { exportSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import {
@@ -16,7 +16,6 @@ import {
   type StreamSlice,
   type StreamTask,
 } from './orchestration';
-import type { ExportSetup } from './setup';
 import type { DownloadLink } from './storage';
 
 /** `{id}/controls.csv` → `controls.csv`: what callers call a file. */

@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { readInstance, durableCall } from '../durable';
 import {
   acceptedAnswer,
+  callerScope,
   claimOrReplay,
+  parseIdempotencyKey,
   POLL_SECONDS,
   readJsonText,
   resourceUrl,
@@ -14,7 +16,6 @@ import {
 import { IntegrationError, problem } from '../errors';
 import { boundsProblems, MAX_DEPTH, MAX_ITEM_BYTES } from './body-bounds';
 import type { ImportOperation } from './operations';
-import { callerScope, parseIdempotencyKey } from '../net/accepted';
 import {
   IMPORT,
   IMPORT_ID,

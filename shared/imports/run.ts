@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { ImportHost } from './setup';
+import type { ImportHost, ImportSetup } from './setup';
 import { guardedPost } from '../net/callback';
 import { SignedPoster } from '../net/webhook';
 import { importSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
 import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
-import type { ImportSetup } from './setup';
 import type { ImportBatch, ImportStore, ItemState } from './store';
-import { errorCodeSchema, type ErrorCode } from '../errors';
+import { type ErrorCode } from '../errors';
+import { errorCodeSchema } from '../error-codes';
 
 /**
  * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);

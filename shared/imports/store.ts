@@ -1,7 +1,8 @@
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
-import { IntegrationError, statusOf, errorCodeSchema, storedErrorCode } from '../errors';
+import { IntegrationError, statusOf, storedErrorCode } from '../errors';
+import { errorCodeSchema } from '../error-codes';
 import { downloadWhole } from '../state/blocks';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';

@@ -3,7 +3,8 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { streamCountsSchema } from '../changes';
-import { bounded, errorCodeSchema } from '../errors';
+import { bounded } from '../errors';
+import { errorCodeSchema } from '../error-codes';
 import { lazyTable } from '../state/lazy';
 
 /**

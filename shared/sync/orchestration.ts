@@ -2,7 +2,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run';
-import { errorCodeSchema } from '../errors';
+import { errorCodeSchema } from '../error-codes';
 import type { RunInstance } from '../runs/sweep';
 
 /** Names shared by the timer, the orchestrator and its activities. */

@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { schemaFindingsSchema } from '../runs/history';
-import { statusOf, errorCodeSchema } from '../errors';
+import { statusOf } from '../errors';
+import { errorCodeSchema } from '../error-codes';
 import { BlockUpload, downloadWhole } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 

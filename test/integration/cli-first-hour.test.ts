@@ -136,6 +136,25 @@ describe('sync in words', () => {
 });
 
 describe('what a local sync loads', () => {
+  it('help loads no dependency at all: not zod, not the settings, not a sink (`bench -- coldstart` prints its RSS)', async () => {
+    // It once rose from 44 to 59 MB when shared/errors.ts, which help loads for its exit codes, imported zod.
+    const preload = join(dir, 'help-loaded.js');
+    const list = join(dir, 'help-loaded.json');
+    await writeFile(
+      preload,
+      `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(Object.keys(require.cache))));`,
+    );
+    for (const args of [['--help'], ['sync', '--help']]) {
+      const r = await runCli(args, { cwd: dir, env: { ...noStack(), NODE_OPTIONS: `--require ${preload}` } });
+      expect(r.code).toBe(0);
+      const loaded = JSON.parse(await readFile(list, 'utf8')) as string[];
+      expect([args.join(' '), loaded.filter((f) => f.includes('/node_modules/'))]).toEqual([
+        args.join(' '),
+        [],
+      ]);
+    }
+  });
+
   it('a sync with local state and the dir sink loads no Azure SDK (it has no storage to talk to)', async () => {
     // Each SDK loads with its first client; the session store asked for a table client and loaded the Tables
     // SDK (~210 modules) only to learn that none is configured.
