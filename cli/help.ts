@@ -18,7 +18,7 @@ export const DEV_HELP: CommandHelp = {
 
 export const SANDBOX_HELP: CommandHelp = {
   usage:
-    'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--schema default|varied] [--no-introspection] [--no-m2m]',
+    'sandbox [--port N] [--host H] [--tenant T] [--records N] [--seed S] [--schema default|varied|odd] [--no-introspection] [--no-m2m] [--limits complexity=N,rate=R]',
   summary:
     'Starts the local tenant service (identity provider, GraphQL, portal, test hooks) on its own.\n' +
     'When ready it prints one JSON line (baseUrl, authUrl, tenant, adminUsername, clientId, clientSecret) and\n' +
@@ -31,10 +31,14 @@ export const SANDBOX_HELP: CommandHelp = {
     ['--seed S', 'seed for the generated data, so runs repeat'],
     [
       '--schema NAME',
-      'default (six Relay connections), or varied: offset and page paging, other keys (docs/sandbox.md)',
+      'default (six Relay connections); varied: offset and page paging, other keys; odd: a reference ID beside the key, a fan-out, a type without fields (docs/sandbox.md)',
     ],
     ['--no-introspection', 'refuse introspection, as many production servers do'],
     ['--no-m2m', 'the tenant has not enabled M2M credentials (no API Credentials page)'],
+    [
+      '--limits L',
+      'limits enforced unannounced: complexity=N (a query-cost ceiling), rate=R (requests a second per credential, 429 past it); e.g. complexity=400,rate=8',
+    ],
   ],
   notes:
     'A running `npm start` stack keeps its own sandbox and its own secret name: starting this one does not\n' +

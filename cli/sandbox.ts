@@ -1,3 +1,4 @@
+import { parseLimits } from '../sandbox/limits';
 import { startSandbox } from '../sandbox/server';
 import { LocalFileSecretStore } from '../shared/secrets';
 import { intOption, parse, UsageError } from './args';
@@ -14,8 +15,15 @@ export async function sandboxCommand(args: string[]): Promise<number> {
     'no-m2m': { type: 'boolean' },
     schema: { type: 'string' },
     'no-introspection': { type: 'boolean' },
+    limits: { type: 'string' },
   });
   const config = cliConfig();
+  let limits;
+  try {
+    limits = values.limits === undefined ? undefined : parseLimits(values.limits);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   let running;
   try {
     running = await startSandbox({
@@ -25,8 +33,9 @@ export async function sandboxCommand(args: string[]): Promise<number> {
       records: intOption('records', values.records, 0, 10_000_000),
       seed: values.seed,
       m2mEnabled: !values['no-m2m'],
-      schema: values.schema as 'default' | 'varied' | undefined,
+      schema: values.schema as 'default' | 'varied' | 'odd' | undefined,
       introspection: !values['no-introspection'],
+      limits,
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;

@@ -15,7 +15,9 @@ import {
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { COMMON_TYPEDEFS, type Resolvers, type Shape } from './shapes/common';
 import { defaultShape } from './shapes/default';
+import { oddShape } from './shapes/odd';
 import { variedShape } from './shapes/varied';
+import { complexityOf } from './limits';
 import type { Sandbox } from './state';
 import type { SchemaEdits, Viewer } from './types';
 
@@ -27,7 +29,7 @@ interface Context {
   viewer: Viewer;
 }
 
-export const SHAPES: Record<string, Shape> = { default: defaultShape, varied: variedShape };
+export const SHAPES: Record<string, Shape> = { default: defaultShape, varied: variedShape, odd: oddShape };
 export type ShapeName = keyof typeof SHAPES;
 
 /** The shape's SDL with the edits applied: fields removed from and added to object types (and their extensions). */
@@ -121,8 +123,21 @@ function introspects(document: DocumentNode): boolean {
   return found;
 }
 
+/** Takes the shape's hidden fields out of an introspection answer, as a server whose type has none would answer. */
+function hideFields(data: unknown, hidden: ReadonlyArray<{ type: string; field: string }>): void {
+  const d = data as { __schema?: { types?: unknown[] }; __type?: unknown } | null | undefined;
+  const types = [...(d?.__schema?.types ?? []), ...(d?.__type ? [d.__type] : [])] as Array<{
+    name?: string;
+    fields?: Array<{ name: string }> | null;
+  }>;
+  for (const t of types)
+    if (Array.isArray(t.fields))
+      t.fields = t.fields.filter((f) => !hidden.some((h) => h.type === t.name && h.field === f.name));
+}
+
 function accessPlugin(sb: Sandbox, shape: Shape): Plugin<Context> {
   const connectionFields = new Set(shape.connections);
+  const hidden = shape.hiddenFields ?? [];
   return {
     // Before validation, whose overlapping-fields rule is itself quadratic in the number of aliases.
     onValidate({ params, setResult }) {
@@ -154,6 +169,24 @@ function accessPlugin(sb: Sandbox, shape: Shape): Plugin<Context> {
         });
         return;
       }
+      // A ceiling on what a query costs, refused as GraphQL servers refuse it: 200 and an error, nothing run.
+      const ceiling = sb.limits.complexity;
+      if (ceiling !== undefined) {
+        const cost = complexityOf(args.document, (args.variableValues ?? {}) as Record<string, unknown>);
+        if (cost > ceiling) {
+          sb.stats.graphql.tooComplex++;
+          setResultAndStopExecution({
+            data: null,
+            errors: [
+              new GraphQLError(
+                `Query has complexity ${cost}, which exceeds the maximum of ${ceiling}. Request fewer records per page`,
+                { extensions: { code: 'MAX_COMPLEXITY_EXCEEDED', complexity: cost, maximum: ceiling } },
+              ),
+            ],
+          });
+          return;
+        }
+      }
       if (op?.operation === 'mutation') {
         sb.stats.graphql.mutations++;
         const by = sb.stats.graphql.mutationsByPerson;
@@ -161,6 +194,13 @@ function accessPlugin(sb: Sandbox, shape: Shape): Plugin<Context> {
       } else sb.stats.graphql.queries++;
       const name = op?.name?.value ?? 'anonymous';
       sb.stats.graphql.byOperation[name] = (sb.stats.graphql.byOperation[name] ?? 0) + 1;
+      if (hidden.length && introspects(args.document))
+        return {
+          onExecuteDone: ({ result }) => {
+            if ('data' in result) hideFields(result.data, hidden);
+          },
+        };
+      return undefined;
     },
   };
 }

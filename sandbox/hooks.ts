@@ -4,6 +4,7 @@ import { faultSpecSchema } from './faults';
 import { HttpError, json, mediaType, readJson, type Handler, type Request, type Router } from './http';
 import { schemaEditProblem, type SchemaEdits } from './graphql';
 import { findPerson } from './idp/people';
+import { limitsSchema } from './limits';
 import type { Sandbox } from './state';
 
 /** Parses a hook body with zod; a 400 lists every problem with its path. */
@@ -243,6 +244,13 @@ export function registerHooks(router: Router, sb: Sandbox): void {
     if (b.clear) sb.refusedMutations.delete(b.id);
     else sb.refusedMutations.set(b.id, b.message ?? `record ${b.id} is locked and cannot be changed`);
     return json(200, { refused: [...sb.refusedMutations.keys()] });
+  });
+  // Limits the tenant starts (or stops: null) enforcing unannounced: a complexity ceiling, a rate per credential.
+  post('/_sandbox/limits', async (req) => {
+    const b = await parse(req, limitsSchema);
+    for (const key of ['complexity', 'rate'] as const)
+      if (b[key] !== undefined) sb.limits[key] = b[key] ?? undefined;
+    return json(200, { complexity: sb.limits.complexity ?? null, rate: sb.limits.rate ?? null });
   });
   router.add('GET', '/_sandbox/stats', 'hooks', () => json(200, sb.stats));
   post('/_sandbox/reset', () => {

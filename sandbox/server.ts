@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { FAULT_ROUTES, type FaultSpec } from './faults';
 import { createGraphql, type Viewer } from './graphql';
+import { limitsSchema } from './limits';
 import { registerHooks } from './hooks';
 import { HttpError, json, readBody, Router, send, type Reply, type Request } from './http';
 import { registerDevicePage } from './idp/device-page';
@@ -30,10 +31,13 @@ export const sandboxOptionsSchema = z.object({
   /** Keycloak accepts (and ignores) `scope` on client credentials; the seed's call has none. Off: refuse it. */
   acceptClientCredentialsScope: z.boolean().default(false),
   demoClientSecret: z.string().min(16).optional(),
-  /** The GraphQL schema served (sandbox/shapes/): `default`, or `varied` — other paging, keys and shapes. */
-  schema: z.enum(['default', 'varied']).default('default'),
+  /** The GraphQL schema served (sandbox/shapes/): `default`; `varied` — other paging, keys and shapes; `odd` — a
+   * reference ID beside the key, a fan-out, a type without fields. */
+  schema: z.enum(['default', 'varied', 'odd']).default('default'),
   /** False: introspection is refused. */
   introspection: z.boolean().default(true),
+  /** Limits the tenant enforces without announcing them (sandbox/limits.ts): none by default. */
+  limits: limitsSchema.default({}),
 });
 export type StartOptions = z.input<typeof sandboxOptionsSchema>;
 
@@ -121,6 +125,20 @@ function graphqlHandler(sb: Sandbox) {
     } catch {
       return unauthorized(sb, 'access token is invalid or expired');
     }
+    // A rate per credential, its state on every answer (as the IETF RateLimit fields say), 429 past it.
+    let limited: Record<string, string> = {};
+    if (sb.limits.rate !== undefined) {
+      const rate = sb.rates.admit(`${viewer.kind}:${viewer.name}`, sb.limits.rate);
+      limited = rate.headers;
+      if (!rate.allowed) {
+        sb.stats.graphql.rateLimited++;
+        return json(
+          429,
+          { errors: [{ message: 'Too many requests: slow down', extensions: { code: 'RATE_LIMITED' } }] },
+          limited,
+        );
+      }
+    }
     const contentType = String(req.headers['content-type'] ?? '');
     if (!/^application\/json\b/i.test(contentType)) {
       return json(415, { errors: [{ message: 'Content-Type must be application/json' }] });
@@ -134,7 +152,11 @@ function graphqlHandler(sb: Sandbox) {
     const response = await yoga.fetch(request, { viewer });
     return {
       status: response.status,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        ...limited,
+      },
       body: Buffer.from(await response.arrayBuffer()),
     };
   };
@@ -151,6 +173,7 @@ export async function startSandbox(input: StartOptions = {}): Promise<RunningSan
     acceptClientCredentialsScope: o.acceptClientCredentialsScope,
     schema: o.schema,
     introspection: o.introspection,
+    limits: { complexity: o.limits.complexity ?? undefined, rate: o.limits.rate ?? undefined },
     demoCredential: { clientId: DEMO_CLIENT_ID, secret: clientSecret, label: 'Demo sync (sandbox)' },
   };
   const sb = await Sandbox.create(options);

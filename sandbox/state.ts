@@ -3,6 +3,7 @@ import { OffsetClock } from '../shared/clock';
 import type { SchemaEdits } from './types';
 import { DataStore } from './data/store';
 import { FaultQueue } from './faults';
+import { RateWindows, type Limits } from './limits';
 import { HttpError, type Request } from './http';
 import { CredentialStore } from './idp/credentials';
 import { DeviceStore } from './idp/device';
@@ -22,9 +23,11 @@ export interface SandboxOptions {
   /** The demo M2M credential created at start (and again after a reset), with this id and secret. */
   demoCredential: { clientId: string; secret: string; label: string };
   /** Which schema the GraphQL endpoint serves (sandbox/shapes/). */
-  schema: 'default' | 'varied';
+  schema: 'default' | 'varied' | 'odd';
   /** False: introspection is refused, as many production servers do. */
   introspection: boolean;
+  /** Limits enforced from the start (`--limits`); the `limits` hook changes them. */
+  limits: Limits;
 }
 
 /** Everything the sandbox knows; the HTTP layer is a thin shell around it. */
@@ -34,6 +37,9 @@ export class Sandbox {
   readonly devices = new DeviceStore(this.clock);
   readonly sessions = new SessionStore(this.clock);
   readonly faults = new FaultQueue();
+  readonly rates = new RateWindows();
+  /** The complexity ceiling and rate enforced now (sandbox/limits.ts). */
+  limits: Limits;
   /** Ids of people an administrator has disabled: their refreshes and logins are refused, as in Keycloak. */
   readonly disabledPeople = new Set<string>();
   /** Records whose mutations the service refuses with a domain error (`mutations/refuse`): id → message. */
@@ -52,6 +58,7 @@ export class Sandbox {
   ) {
     this.data = new DataStore(options.seed, options.records, () => this.clock.now());
     this.schemaEdits = { removed: [], added: [], introspection: options.introspection };
+    this.limits = { ...options.limits };
     this.seedCredentials();
   }
 
@@ -108,6 +115,7 @@ export class Sandbox {
     this.disabledPeople.clear();
     this.refusedMutations.clear();
     this.stats = emptyStats();
+    this.limits = { ...this.options.limits };
     this.data = new DataStore(this.options.seed, this.options.records, () => this.clock.now());
     this.editSchema((e) =>
       Object.assign(e, { removed: [], added: [], introspection: this.options.introspection }),

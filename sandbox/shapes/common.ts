@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { Kind } from '../data/generate';
 import type { Sandbox } from '../state';
@@ -13,6 +14,8 @@ export interface Shape {
   typeDefs: string;
   /** Root fields that list a collection (the complexity limit counts them). */
   connections: string[];
+  /** Fields served but never shown by introspection: how a type without fields is served (sandbox/shapes/odd.ts). */
+  hiddenFields?: ReadonlyArray<{ type: string; field: string }>;
   resolvers: (sb: Sandbox) => Resolvers;
 }
 
@@ -60,3 +63,19 @@ export function sinceOf(text: string | null | undefined, argument = 'updatedSinc
 export function notFound(kind: Kind | string, id: string): never {
   throw new GraphQLError(`no ${kind} record with id ${id}`, { extensions: { code: 'NOT_FOUND' } });
 }
+
+/** An opaque cursor for the record at `index` of a collection, and back (a shape's Relay-style paging). */
+export const cursorOf = (kind: string, index: number) =>
+  Buffer.from(`v:${kind}:${index}`).toString('base64url');
+export function indexOfCursor(kind: string, cursor: string): number {
+  const m = /^v:(\w+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m || m[1] !== kind)
+    throw new GraphQLError(`after: not a cursor of ${kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
+  return Number(m[2]);
+}
+
+/** A stable UUID-shaped key from a record id. */
+export const uuidOf = (id: string) => {
+  const h = createHash('sha256').update(id).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { RecordData } from '../data/generate';
 import type { Collection } from '../data/store';
 import type { Sandbox } from '../state';
 import type { Viewer } from '../types';
-import { notFound, pageSizeOf, sinceOf, type Shape } from './common';
+import { cursorOf, indexOfCursor, notFound, pageSizeOf, sinceOf, uuidOf, type Shape } from './common';
 
 /**
  * A schema we did not design our streams for (`sandbox --schema varied`), over the same records: every way a
@@ -145,19 +144,6 @@ interface Context {
 const EVIDENCE_PAGE_CAP = 40;
 const STAFF_PAGE_MAX = 50;
 
-const cursorOf = (kind: string, index: number) => Buffer.from(`v:${kind}:${index}`).toString('base64url');
-function indexOfCursor(kind: string, cursor: string): number {
-  const m = /^v:(\w+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m || m[1] !== kind)
-    throw new GraphQLError(`after: not a cursor of ${kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
-  return Number(m[2]);
-}
-
-/** A stable UUID-shaped key from a record id. */
-const uuidOf = (id: string) => {
-  const h = createHash('sha256').update(id).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-};
 const metricKey = (id: string) => `m-${id.slice(4)}`;
 
 const control = (r: RecordData) => ({

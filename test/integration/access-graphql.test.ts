@@ -62,6 +62,8 @@ describe('GraphQL client', () => {
       queries: 0,
       mutations: 0,
       refused: 0,
+      rateLimited: 0,
+      tooComplex: 0,
       byOperation: {},
       mutationsByPerson: {},
     });

@@ -123,9 +123,52 @@ describe('stats, clock and reset hooks', () => {
         refused: 1,
         byOperation: { anonymous: 2, S: 1 },
         mutationsByPerson: { admin: 1 },
+        rateLimited: 0,
+        tooComplex: 0,
       },
       faults: 0,
     });
+  });
+
+  it('limits: a complexity ceiling refused as GraphQL servers refuse it, a rate per credential with its headers; reset lifts both', async () => {
+    const token = (await sb.clientCredentials()).body.access_token as string;
+    const page = 'query P($n: Int!) { controls(first: $n) { edges { node { id title } } } }';
+    expect((await sb.hook('limits', { complexity: 100, rate: 2 })).body).toEqual({
+      complexity: 100,
+      rate: 2,
+    });
+    // Cost 1 + n × (edges 1 + node 1 + id 1 + title 1): 20 fits (81), 30 does not (121).
+    const small = await sb.graphql(token, page, { n: 20 });
+    expect(small.status).toBe(200);
+    expect(small.body.errors).toBeUndefined();
+    expect(small.headers.get('ratelimit-limit')).toBe('2');
+    expect(small.headers.get('ratelimit-remaining')).toBe('1');
+    const big = await sb.graphql(token, page, { n: 30 });
+    expect(big.status).toBe(200);
+    expect(big.body.errors[0]).toMatchObject({
+      message: 'Query has complexity 121, which exceeds the maximum of 100. Request fewer records per page',
+      extensions: { code: 'MAX_COMPLEXITY_EXCEEDED' },
+    });
+    // Five at once at 2 a second: a window holds at most two, so even across a second's turn at least one is refused.
+    const burst = await Promise.all(Array.from({ length: 5 }, () => sb.graphql(token, page, { n: 1 })));
+    const refused = burst.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    for (const r of burst) expect(r.headers.get('ratelimit-limit')).toBe('2');
+    for (const r of refused) {
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(r.headers.get('ratelimit-remaining')).toBe('0');
+      expect(r.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    }
+    const stats = (await sb.hook('stats')).body.graphql;
+    expect(stats.tooComplex).toBe(1);
+    expect(stats.rateLimited).toBe(refused.length);
+    expect((await sb.hook('limits', { rate: 0 })).status).toBe(400);
+    expect((await sb.hook('limits', { speed: 1 })).status).toBe(400);
+    await sb.hook('reset');
+    const fresh = (await sb.clientCredentials()).body.access_token as string;
+    const free = await sb.graphql(fresh, page, { n: 500 });
+    expect(free.body.errors).toBeUndefined();
+    expect(free.headers.get('ratelimit-limit')).toBeNull();
   });
 
   it('mutations/refuse: one record’s mutations fail with a domain error until cleared; others go through', async () => {
