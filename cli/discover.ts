@@ -82,7 +82,13 @@ export async function discoverCommand(args: string[]): Promise<number> {
           `Discovered ${streams.length} stream${streams.length === 1 ? '' : 's'} in ${config.tenant.name}'s schema:\n${found.streams.map(describeProposal).join('\n')}\n`,
         );
         for (const u of found.unreadable)
-          process.stderr.write(`  ${u.stream}: proposed, but the credential cannot read it — ${u.reason}\n`);
+          process.stderr.write(`  ${u.stream}: proposed, but it cannot be read — ${u.reason}\n`);
+        if (found.invalid.length)
+          process.stderr.write(
+            `The tenant's schema is invalid in ${found.invalid.length} place${found.invalid.length === 1 ? '' : 's'} (schema_invalid; only a stream that reads there is held back):\n${found.invalid
+              .map((p) => `  ${p.message}`)
+              .join('\n')}\n`,
+          );
         if (found.skipped.length)
           process.stderr.write(
             `Not streams: ${found.skipped.map((s) => `${s.field} (${s.reason})`).join('; ')}\n`,
@@ -121,6 +127,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
                 })),
                 unreadable: found.unreadable,
                 skipped: found.skipped,
+                invalid: found.invalid.map((p) => ({ code: 'schema_invalid', ...p })),
               }
             : {}),
         })}\n`,

@@ -90,7 +90,12 @@ export async function syncCommand(args: string[]): Promise<number> {
       streams: Object.fromEntries(
         result.streams.map((s) => [
           s.stream,
-          { ...s.counts, ...(s.pass ? { pass: s.pass } : {}), ...(s.error ? { error: s.error } : {}) },
+          {
+            ...s.counts,
+            ...(s.pass ? { pass: s.pass } : {}),
+            ...(s.pageSize ? { pageSize: s.pageSize } : {}),
+            ...(s.error ? { error: s.error } : {}),
+          },
         ]),
       ),
     };
@@ -107,6 +112,10 @@ export async function syncCommand(args: string[]): Promise<number> {
         process.stderr.write(
           `${s.ok ? '✔' : '✖'} ${s.stream}${kindOf(s)}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
         );
+    // Told with or without the progress display: the tenant refused the stream's own page size.
+    for (const s of result.streams)
+      if (s.pageSize)
+        process.stderr.write(`ℹ ${s.stream}: page size lowered to ${s.pageSize.size}: ${s.pageSize.limit}\n`);
     for (const [stream, fields] of Object.entries(result.schema?.added ?? {}))
       process.stderr.write(
         `ℹ ${stream}: the tenant has fields this stream does not read: ${fields.join(', ')} (\`discover\` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them)\n`,

@@ -8,6 +8,7 @@ import type { AppConfig, TenantSettings } from './config';
 import { ConfigError } from './errors';
 import { TenantGraphqlClient, type GraphqlClientOptions } from './graphql/client';
 import { silentLogger, type Logger } from './log';
+import { Pacer } from './net/pacer';
 import { createSecretStore, type CachedSecretStore } from './secrets';
 import {
   FileSessionMetadataStore,
@@ -84,15 +85,20 @@ export function createAccessLayer(config: AppConfig, deps: AccessDeps = {}): Acc
   });
   const endpoint = tenantEndpoints(tenant).graphql;
   const gql = { clock, logger, fetch: deps.fetch, ...deps.graphqlOptions };
+  // One pacer per credential (the tenant's rate is per token): every stream, export and activity in the process
+  // shares what it learnt (shared/net/pacer.ts).
+  const m2mPaced = { ...gql, pacer: deps.graphqlOptions?.pacer ?? new Pacer({ clock }) };
+  const delegatedPaced = { ...gql, pacer: new Pacer({ clock }) };
   return {
     tenant,
     secrets,
     sessionSecrets,
     m2m,
-    graphql: new TenantGraphqlClient(endpoint, m2m, gql),
+    graphql: new TenantGraphqlClient(endpoint, m2m, m2mPaced),
     delegated,
-    delegatedGraphql: new TenantGraphqlClient(endpoint, delegated, gql),
-    delegatedGraphqlAs: (person) => new TenantGraphqlClient(endpoint, asPerson(delegated, person), gql),
+    delegatedGraphql: new TenantGraphqlClient(endpoint, delegated, delegatedPaced),
+    delegatedGraphqlAs: (person) =>
+      new TenantGraphqlClient(endpoint, asPerson(delegated, person), delegatedPaced),
   };
 }
 

@@ -48,10 +48,25 @@ export const ERRORS = {
     title: 'Answer too large',
     action: 'The answer was larger than the client reads; use a smaller page size for the stream.',
   },
+  tenant_limit: {
+    title: 'The tenant’s limit leaves no room',
+    action:
+      'The tenant refuses a page of even one record (its complexity, cost or size limit, named in the message): select fewer fields for the stream in SYNC_STREAMS_FILE (`tenant-integrations discover` shows them), or ask the tenant to raise its limit.',
+  },
   graphql_errors: {
     title: 'GraphQL errors',
     action:
       'The stream’s query was refused by the schema: run `tenant-integrations discover` to see the tenant’s schema, and fix the stream (SYNC_STREAMS_FILE).',
+  },
+  duplicate_key: {
+    title: 'Two records share the stream’s key',
+    action:
+      'The field the stream keys its records by (idPath) is not unique, so records would be lost: `tenant-integrations discover` proposes the record’s own key — set it as the stream’s idPath in SYNC_STREAMS_FILE. Nothing was merged; the stream resumes once its key is unique.',
+  },
+  schema_invalid: {
+    title: 'The stream reads where the tenant’s schema is invalid',
+    action:
+      'The tenant serves a type graphql-js calls invalid (named in the message) and this stream selects it: take that field out of the stream in SYNC_STREAMS_FILE (`tenant-integrations discover` proposes streams without it), or ask the tenant to fix its schema. Other streams are not affected.',
   },
   introspection_refused: {
     title: 'The tenant refuses introspection',
@@ -374,7 +389,12 @@ export class LoginRequired extends IntegrationError {
 /** An upstream endpoint failed, answered something malformed, or refused the request for good. */
 export class UpstreamError extends IntegrationError {
   constructor(
-    code: 'upstream_unavailable' | 'upstream_malformed' | 'upstream_rejected' | 'upstream_timeout',
+    code:
+      | 'upstream_unavailable'
+      | 'upstream_malformed'
+      | 'upstream_rejected'
+      | 'upstream_timeout'
+      | 'tenant_limit',
     readonly endpoint: string,
     message: string,
     options: { status?: number; cause?: unknown; upstreamStatus?: number; unsent?: boolean } = {},

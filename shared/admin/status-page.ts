@@ -234,7 +234,7 @@ ${error}${importNotes(r)}
   const rows = Object.entries(r.streams)
     .map(
       ([s, c]) =>
-        `<tr><th scope="row">${esc(s)}</th><td>${c.pass ?? ''}</td><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}</td></tr>`,
+        `<tr><th scope="row">${esc(s)}</th><td>${c.pass ?? ''}</td><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}${c.pageSize ? ` — page size lowered to ${c.pageSize.size}: ${esc(c.pageSize.limit)}` : ''}</td></tr>`,
     )
     .join('');
   const error = r.error

@@ -274,29 +274,50 @@ function unknownPaging(f: Field): string | undefined {
 /** A page argument whose default is 0 counts from 0; otherwise pages count from 1. */
 const firstPageOf = (page: GraphQLArgument) => (page.defaultValue === 0 ? 0 : 1);
 
+/**
+ * The record's own key. A field named `id`; else one named as the type's own identifier (`uuid`, `key`, `code`…,
+ * `<type>Id`, `<type>Uuid`); else a non-null ID field — unless its name points at another type (`maatregelId` on
+ * `Bewijs` is the control an evidence file belongs to: keyed by it, every file of one control would be one record).
+ * Such a reference is taken only when nothing else is, and said so.
+ */
 function keyOf(record: GraphQLObjectType): { path: string; why: string } {
   const fields = record.getFields();
+  const scalar = (f: Field | undefined, nonNull = true) =>
+    f !== undefined &&
+    (!nonNull || isNonNullType(f.type)) &&
+    isPlainLeaf(f) &&
+    ['String', 'Int', 'ID'].includes(getNamedType(f.type).name);
   const id = fields.id;
   if (id && getNamedType(id.type).name === 'ID' && isPlainLeaf(id))
     return { path: 'id', why: 'id: the record’s ID field' };
-  const anyId = Object.values(fields).find(
-    (f) => isNonNullType(f.type) && getNamedType(f.type).name === 'ID',
+  if (scalar(id, false))
+    return { path: 'id', why: 'id: a field named id (not of type ID) — check that it is unique' };
+  const own = record.name.charAt(0).toLowerCase() + record.name.slice(1);
+  const ids = Object.values(fields).filter(
+    (f) => isNonNullType(f.type) && getNamedType(f.type).name === 'ID' && isPlainLeaf(f),
   );
-  if (anyId) return { path: anyId.name, why: `${anyId.name}: a non-null ID field` };
-  const named = KEY_NAMES.map((n) => fields[n]).find(
-    (f) =>
-      f &&
-      isNonNullType(f.type) &&
-      isPlainLeaf(f) &&
-      ['String', 'Int', 'ID'].includes(getNamedType(f.type).name),
-  );
+  // `somethingId`, `something_id`: a reference to another record, not this one's key (unless it is the type's name).
+  const reference = (f: Field) => /^[a-z]\w*?(Id|ID|_id)$/.test(f.name) && !f.name.startsWith(own);
+  const plain = ids.find((f) => !reference(f));
+  if (plain)
+    return {
+      path: plain.name,
+      why: plain.name.startsWith(own)
+        ? `${plain.name}: the record’s own ID field`
+        : `${plain.name}: a non-null ID field`,
+    };
+  const ownNames = [`${own}Uuid`, `${own}Key`, `${own}Code`, ...KEY_NAMES];
+  const named = ownNames.map((n) => fields[n]).find((f) => scalar(f));
   if (named)
     return {
       path: named.name,
-      why: `${named.name}: no ID field; a non-null ${getNamedType(named.type).name} whose name says it identifies the record — check that it is unique`,
+      why: `${named.name}: no ID field of its own; a non-null ${getNamedType(named.type).name} whose name says it identifies the record — check that it is unique`,
     };
-  if (id && isPlainLeaf(id))
-    return { path: 'id', why: 'id: a field named id (not of type ID) — check that it is unique' };
+  if (ids[0])
+    return {
+      path: ids[0].name,
+      why: `${ids[0].name}: a non-null ID field, though its name says it refers to another record — check that it is unique to each ${record.name}, or choose another key (idPath) in SYNC_STREAMS_FILE`,
+    };
   return {
     path: '',
     why: 'none: the record has no ID or key-like field, so each is known by its content — an update reads as a deletion and a creation, and deletions show only at the end of a full pass',
@@ -312,12 +333,23 @@ function incrementalOf(f: Field, record: GraphQLObjectType, selected: Selected[]
   return field ? { arg, field: field.name } : undefined;
 }
 
-const streamName = (field: string) => field.replace(/[^\w-]/g, '_').slice(0, 63);
+/**
+ * A stream's name from its root field: at most 63 characters (PostgreSQL's names), unique — two fields that share
+ * their first 63 characters get `_2`, `_3`… in place of their last ones.
+ */
+function streamName(field: string, used: Set<string>): string {
+  const base = field.replace(/[^\w-]/g, '_').slice(0, 63);
+  let name = base;
+  for (let n = 2; used.has(name); n++) name = `${base.slice(0, 63 - `_${n}`.length)}_${n}`;
+  used.add(name);
+  return name;
+}
 
 export function proposeCatalog(schema: GraphQLSchema): CatalogProposal {
   const query = schema.getQueryType();
   const out: CatalogProposal = { streams: [], skipped: [] };
   if (!query) return out;
+  const used = new Set<string>();
   for (const f of Object.values(query.getFields())) {
     if (f.name.startsWith('__')) continue;
     const shape = shapeOf(f);
@@ -337,7 +369,7 @@ export function proposeCatalog(schema: GraphQLSchema): CatalogProposal {
     const key = keyOf(shape.record);
     const incremental = incrementalOf(f, shape.record, selected);
     const args = [...shape.args, ...(incremental ? [incremental.arg] : [])];
-    const name = streamName(f.name);
+    const name = streamName(f.name, used);
     const variables = args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
     const passed = args.map((a) => `${a.name}: $${a.name}`).join(', ');
     const document = `query Sync_${name.replace(/-/g, '_')}${variables ? `(${variables})` : ''} { ${f.name}${passed ? `(${passed})` : ''} { ${shape.around.replace('%RECORD%', printSelection(selected))} } }`;

@@ -69,7 +69,15 @@ export function driftOf(schema: GraphQLSchema, stream: StreamDefinition): Drift 
     }),
   );
   const removed = new Set(drift.removed);
-  for (const e of validate(schema, document)) {
+  let errors: ReadonlyArray<{ message: string }>;
+  try {
+    errors = validate(schema, document, undefined, { maxErrors: 20 });
+  } catch (err) {
+    // A schema graphql-js will not validate against (shared/catalog/introspect.ts takes them as valid): this
+    // stream's problem, never the run's.
+    errors = [{ message: `the document could not be checked: ${(err as Error).message.slice(0, 200)}` }];
+  }
+  for (const e of errors) {
     if (/^Cannot query field "/.test(e.message)) continue; // named above, by path
     drift.problems.push(e.message);
   }
@@ -157,4 +165,32 @@ export function removedFromErrors(messages: string[]): Array<{ field: string; ty
     const hit = /Cannot query field "([^"]+)" on type "([^"]+)"/.exec(m);
     return hit ? [{ field: hit[1], type: hit[2] }] : [];
   });
+}
+
+/**
+ * The problems of the tenant's schema this stream's document touches: those about a type its selection passes
+ * through (a type without fields, say). The other problems hold back no stream that does not read there.
+ */
+export function invalidTouched(
+  schema: GraphQLSchema,
+  stream: StreamDefinition,
+  problems: ReadonlyArray<{ type?: string; message: string }>,
+): Array<{ type?: string; message: string }> {
+  if (!problems.length) return [];
+  const types = new Set<string>();
+  const typeInfo = new TypeInfo(schema);
+  visit(
+    parse(stream.document),
+    visitWithTypeInfo(typeInfo, {
+      Field: {
+        enter() {
+          const parent = typeInfo.getParentType();
+          if (parent) types.add(parent.name);
+          const t = getNamedType(typeInfo.getType() ?? undefined);
+          if (t) types.add(t.name);
+        },
+      },
+    }),
+  );
+  return problems.filter((p) => p.type !== undefined && types.has(p.type));
 }

@@ -4,8 +4,8 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { silentLogger, type Logger } from '../log';
 import { parseStreams, readStreamsFile, selectStreams, type StreamDefinition } from '../streams';
 import { proposeCatalog, type Proposal } from './discover';
-import { driftOf, propagate, type Drift } from './drift';
-import { introspect } from './introspect';
+import { driftOf, invalidTouched, propagate, type Drift } from './drift';
+import { introspect, schemaProblems, type SchemaProblem } from './introspect';
 import { probeStream } from './probe';
 
 /** Where the catalog is kept between runs: the sync's state store keeps it beside the checkpoints. */
@@ -25,6 +25,8 @@ export interface Discovery {
   skipped: Array<{ field: string; reason: string }>;
   /** Proposed streams the probe could not read at all, and why. */
   unreadable: Array<{ stream: string; reason: string }>;
+  /** What graphql-js finds wrong with the schema (only the streams that touch it are held back). */
+  invalid: SchemaProblem[];
   schema: GraphQLSchema;
 }
 
@@ -37,7 +39,13 @@ export async function discover(
   const proposal = proposeCatalog(schema);
   const streams: Proposal[] = [];
   const unreadable: Discovery['unreadable'] = [];
+  const invalid = schemaProblems(schema);
   for (const p of proposal.streams) {
+    const touched = invalidTouched(schema, p.stream, invalid);
+    if (touched.length) {
+      unreadable.push({ stream: p.stream.name, reason: invalidMessage(touched) });
+      continue;
+    }
     const probed = await probeStream(graphql, p.stream, options);
     if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
     else
@@ -53,8 +61,17 @@ export async function discover(
         fields: p.fields - probed.leftOut.length,
       });
   }
-  return { streams, skipped: proposal.skipped, unreadable, schema };
+  return { streams, skipped: proposal.skipped, unreadable, invalid, schema };
 }
+
+/** Why a stream that reads where the tenant's schema is invalid is held back (`schema_invalid`). */
+export const invalidMessage = (touched: SchemaProblem[]) =>
+  `it reads ${[...new Set(touched.map((t) => t.type))].join(', ')}, where the tenant's schema is invalid (${touched
+    .map((t) => t.message)
+    .slice(0, 2)
+    .join(
+      '; ',
+    )}): take it out of the stream in SYNC_STREAMS_FILE (\`tenant-integrations discover\` proposes streams without it), or ask the tenant to fix its schema`;
 
 /** The stored catalog's format: the streams file's, with when it was discovered. */
 export const catalogJson = (streams: StreamDefinition[], discoveredAt: string) =>
@@ -184,7 +201,18 @@ export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
     changes: [],
   };
   const replaced = new Map<string, StreamDefinition>();
+  const problems = schema ? schemaProblems(schema) : [];
   for (const stream of selected) {
+    const touched = schema ? invalidTouched(schema, stream, problems) : [];
+    if (touched.length) {
+      out.streams.push(stream);
+      out.blocked[stream.name] = {
+        code: 'schema_invalid',
+        message: `stream ${stream.name}: ${invalidMessage(touched)}`,
+      };
+      logger.log('warn', 'stream reads an invalid part of the schema', { stream: stream.name });
+      continue;
+    }
     const drift = schema ? driftOf(schema, stream) : { removed: [], added: [], problems: [] };
     if (
       ctx.schemaChanges === 'propagate' &&
@@ -192,14 +220,29 @@ export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
       !drift.problems.length &&
       (drift.removed.length || drift.added.length)
     ) {
-      const { stream: next, applied } = propagate(schema, stream, drift);
-      const check = parseStreams({ streams: [next] }, `stream ${stream.name} as adopted`);
-      out.streams.push(check[0]);
-      replaced.set(stream.name, check[0]);
-      out.changes.push({ stream: stream.name, ...applied });
+      // Each stream adopts on its own: one whose adoption does not fit is held back, the others run.
+      let adopted: { stream: StreamDefinition; applied: { added: string[]; removed: string[] } };
+      try {
+        const { stream: next, applied } = propagate(schema, stream, drift);
+        adopted = {
+          stream: parseStreams({ streams: [next] }, `stream ${stream.name} as adopted`)[0],
+          applied,
+        };
+      } catch (err) {
+        out.streams.push(stream);
+        out.blocked[stream.name] = {
+          code: 'schema_drift',
+          message: `${driftMessage(stream.name, drift)} Its adoption did not fit: ${bounded((err as Error).message, 300)}`,
+        };
+        logger.log('warn', 'schema change not adoptable', { stream: stream.name });
+        continue;
+      }
+      out.streams.push(adopted.stream);
+      replaced.set(stream.name, adopted.stream);
+      out.changes.push({ stream: stream.name, ...adopted.applied });
       logger.log('info', 'schema change adopted', {
         stream: stream.name,
-        count: applied.added.length + applied.removed.length,
+        count: adopted.applied.added.length + adopted.applied.removed.length,
       });
       continue;
     }

@@ -1,6 +1,7 @@
 import {
   buildClientSchema,
   getIntrospectionQuery,
+  validateSchema,
   type GraphQLSchema,
   type IntrospectionQuery,
 } from 'graphql';
@@ -76,8 +77,12 @@ export async function introspect(
         graphql.endpoint,
         `type ${t.name} has ${t.fields.length} fields, more than ${limits.fieldsPerType}`,
       );
+  let built: GraphQLSchema;
   try {
-    return buildClientSchema(answer, { assumeValid: false });
+    // Taken as valid: graphql-js refuses to validate any document against a schema with one invalid type (one
+    // without fields, say), which servers on other stacks serve. Its problems are found once, below, and only the
+    // streams that touch an invalid type are held back (shared/catalog/index.ts).
+    built = buildClientSchema(answer, { assumeValid: true });
   } catch (err) {
     throw new UpstreamError(
       'upstream_malformed',
@@ -86,4 +91,32 @@ export async function introspect(
       { cause: err },
     );
   }
+  // validateSchema caches what it finds on the schema (an empty list under assumeValid): a second build, checked.
+  const problems = validateSchema(buildClientSchema(answer)).slice(0, 50);
+  PROBLEMS.set(
+    built,
+    problems.map((p) => ({ type: typeNamed(built, p.message), message: p.message.slice(0, 300) })),
+  );
+  return built;
+}
+
+/** What graphql-js finds wrong with a tenant's schema: each problem, and the type it is about when it names one. */
+export interface SchemaProblem {
+  type?: string;
+  message: string;
+}
+
+const PROBLEMS = new WeakMap<GraphQLSchema, SchemaProblem[]>();
+
+/** The problems `introspect` found in this schema (none for a schema it did not read). */
+export const schemaProblems = (schema: GraphQLSchema): SchemaProblem[] => PROBLEMS.get(schema) ?? [];
+
+/** The first word of a message that names one of the schema's own types (`Type Leeg must define…` → Leeg). */
+function typeNamed(schema: GraphQLSchema, message: string): string | undefined {
+  for (const m of message.matchAll(/[_A-Za-z][_0-9A-Za-z]*/g)) {
+    const t = schema.getType(m[0]);
+    if (t && !m[0].startsWith('__') && !['String', 'Int', 'Float', 'Boolean', 'ID'].includes(m[0]))
+      return m[0];
+  }
+  return undefined;
 }

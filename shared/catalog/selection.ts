@@ -12,9 +12,12 @@ import {
 /**
  * What a record's selection holds, built from its type: every scalar, enum and list of them; objects and lists of
  * objects nested up to `SELECTION_DEPTH` levels below the record; never a field that takes a required argument,
- * an interface or union (which would need fragments per type), or a type already on the path (a cycle).
+ * an interface or union (which would need fragments per type), or a type already on the path (a cycle) — and at
+ * most `SELECTION_LEAVES` fields in all, counted before descending: a record whose fields fan out (400 objects of 400
+ * objects of 400 scalars: 64 million leaves from a 180 KB schema) is cut there, and what was cut is named.
  */
 export const SELECTION_DEPTH = 2;
+export const SELECTION_LEAVES = 500;
 
 export interface Selected {
   name: string;
@@ -33,23 +36,35 @@ const requiredArgs = (f: GraphQLField<unknown, unknown>) =>
 export function selectionOf(
   type: GraphQLObjectType,
   leftOut: LeftOut[] = [],
-  at: { depth: number; path: string[]; onPath: Set<string> } = {
+  at: { depth: number; path: string[]; onPath: Set<string>; budget: { leaves: number } } = {
     depth: 0,
     path: [],
     onPath: new Set([type.name]),
+    budget: { leaves: SELECTION_LEAVES },
   },
 ): Selected[] {
   const out: Selected[] = [];
-  for (const f of Object.values(type.getFields())) {
+  const all = Object.values(type.getFields());
+  for (const [i, f] of all.entries()) {
     const field = [...at.path, f.name].join('.');
+    if (at.budget.leaves <= 0) {
+      const more = all.length - i - 1;
+      leftOut.push({
+        field,
+        reason: `past the selection budget of ${SELECTION_LEAVES} fields a stream${more ? ` (and the ${more} field${more === 1 ? '' : 's'} after it)` : ''}: select them in SYNC_STREAMS_FILE if you need them`,
+      });
+      break;
+    }
     const required = requiredArgs(f);
     if (required.length) {
       leftOut.push({ field, reason: `takes a required argument (${required.join(', ')})` });
       continue;
     }
     const named = getNamedType(f.type);
-    if (isLeafType(named)) out.push({ name: f.name });
-    else if (isObjectType(named)) {
+    if (isLeafType(named)) {
+      out.push({ name: f.name });
+      at.budget.leaves--;
+    } else if (isObjectType(named)) {
       if (at.onPath.has(named.name)) {
         leftOut.push({ field, reason: `a cycle: ${named.name} is already on the path` });
         continue;
@@ -62,6 +77,7 @@ export function selectionOf(
         depth: at.depth + 1,
         path: [...at.path, f.name],
         onPath: new Set([...at.onPath, named.name]),
+        budget: at.budget,
       });
       if (children.length) out.push({ name: f.name, children });
       else leftOut.push({ field, reason: 'nothing in it can be selected' });

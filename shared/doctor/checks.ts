@@ -2,7 +2,16 @@ import type { GraphQLSchema } from 'graphql';
 import type { AccessLayer } from '../access';
 import { tenantEndpoints } from '../auth/endpoints';
 import type { AppConfig } from '../config';
-import { CredentialRejected, IntegrationError, RequestRefused } from '../errors';
+import {
+  actionFor,
+  bounded,
+  codeOf,
+  CredentialRejected,
+  GraphqlErrors,
+  IntegrationError,
+  RequestRefused,
+} from '../errors';
+import type { StreamDefinition } from '../streams';
 import { withTimeout } from '../net/retry';
 import { sinkModule, type SinkModule } from '../sinks';
 import type { Check, CheckOutcome } from '../check';
@@ -338,38 +347,105 @@ async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Promise<C
     ctx.config.syncStreams,
   );
   const where = file ? `SYNC_STREAMS_FILE ${file}` : 'the stored catalog';
-  if (refused)
-    return [
-      {
-        name: 'catalog',
-        state: 'warn',
-        found: `${streams.length} streams from ${where}; the tenant refuses introspection, so each is checked by its first page when a run reads it`,
-      },
-    ];
-  return streams.map((s): Check => {
-    const d = driftOf(schema as GraphQLSchema, s);
-    if (d.removed.length || d.problems.length)
+  if (refused) return firstPages(ctx, streams, where, signal);
+  const { schemaProblems } = await import('../catalog/introspect');
+  const { invalidTouched } = await import('../catalog/drift');
+  const { invalidMessage } = await import('../catalog');
+  const problems = schemaProblems(schema as GraphQLSchema);
+  const invalid: Check[] = problems.length
+    ? [
+        {
+          name: 'tenant schema',
+          state: 'warn',
+          found: `graphql-js calls it invalid in ${problems.length} place${problems.length === 1 ? '' : 's'}: ${problems
+            .slice(0, 3)
+            .map((p) => p.message)
+            .join('; ')}; only a stream that reads there is held back`,
+          action: actionFor('schema_invalid'),
+        },
+      ]
+    : [];
+  return invalid.concat(
+    streams.map((s): Check => {
+      const touched = invalidTouched(schema as GraphQLSchema, s, problems);
+      if (touched.length)
+        return {
+          name: `stream ${s.name}`,
+          state: 'fail',
+          found: invalidMessage(touched),
+          action: actionFor('schema_invalid'),
+        };
+      const d = driftOf(schema as GraphQLSchema, s);
+      if (d.removed.length || d.problems.length)
+        return {
+          name: `stream ${s.name}`,
+          state: 'fail',
+          found: `the tenant's schema changed: ${[...(d.removed.length ? [`no longer has ${d.removed.join(', ')}`] : []), ...d.problems.slice(0, 3)].join('; ')}`,
+          action:
+            'Run `tenant-integrations discover` and take the new catalog (or edit SYNC_STREAMS_FILE), or set SYNC_SCHEMA_CHANGES=propagate.',
+        };
+      if (d.added.length)
+        return {
+          name: `stream ${s.name}`,
+          state: 'warn',
+          found: `validates (${where}); the tenant has fields it does not read: ${d.added.join(', ')}`,
+          action:
+            '`tenant-integrations discover` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them by itself.',
+        };
       return {
         name: `stream ${s.name}`,
-        state: 'fail',
-        found: `the tenant's schema changed: ${[...(d.removed.length ? [`no longer has ${d.removed.join(', ')}`] : []), ...d.problems.slice(0, 3)].join('; ')}`,
-        action:
-          'Run `tenant-integrations discover` and take the new catalog (or edit SYNC_STREAMS_FILE), or set SYNC_SCHEMA_CHANGES=propagate.',
+        state: 'ok',
+        found: `validates against the tenant's schema (${where})`,
       };
-    if (d.added.length)
-      return {
-        name: `stream ${s.name}`,
-        state: 'warn',
-        found: `validates (${where}); the tenant has fields it does not read: ${d.added.join(', ')}`,
-        action:
-          '`tenant-integrations discover` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them by itself.',
-      };
-    return {
-      name: `stream ${s.name}`,
-      state: 'ok',
-      found: `validates against the tenant's schema (${where})`,
-    };
-  });
+    }),
+  );
+}
+
+/**
+ * Where the tenant refuses introspection, each stream is held against the tenant by reading its first page (one
+ * record), one stream after the other: a field the tenant does not know is named, as a run's first page would.
+ */
+async function firstPages(
+  ctx: DoctorContext,
+  streams: StreamDefinition[],
+  where: string,
+  signal: AbortSignal,
+): Promise<Check[]> {
+  const { paginate } = await import('../graphql/pager');
+  const { removedFromErrors } = await import('../catalog/drift');
+  const checks: Check[] = [];
+  for (const s of streams) {
+    const name = `stream ${s.name}`;
+    try {
+      const pages = paginate(ctx.access.graphql, s, { pageSize: 1, abortSignal: signal });
+      await pages.next();
+      await pages.return(undefined);
+      checks.push({
+        name,
+        state: 'ok',
+        found: `its first page reads (${where}; the tenant refuses introspection, so it was checked by reading)`,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const gone = err instanceof GraphqlErrors ? removedFromErrors(err.errors.map((e) => e.message)) : [];
+      checks.push(
+        gone.length
+          ? {
+              name,
+              state: 'fail',
+              found: `the tenant does not know ${gone.map((g) => `${g.type}.${g.field}`).join(', ')} (read from its first page: introspection is refused)`,
+              action: `Fix the stream in ${where}: take those fields out or correct their names (docs/sync.md, “When introspection is refused”).`,
+            }
+          : {
+              name,
+              state: 'fail',
+              found: `its first page fails: ${bounded(err instanceof Error ? err.message : String(err), 300)}`,
+              action: actionFor(codeOf(err)),
+            },
+      );
+    }
+  }
+  return checks;
 }
 
 /** The checks in the order they run: each later one may depend on an earlier one having passed. */

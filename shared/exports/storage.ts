@@ -48,6 +48,8 @@ const sliceStateSchema = z.object({
   slices: z.number().int().min(0),
   cursor: z.string().nullable(),
   written: z.boolean(),
+  /** The page size the tenant let the listing go on with, when it refused the stream's own. */
+  pageSize: z.number().int().min(1).optional(),
   records: z.number().int().min(0),
   bytes: z.number().int().min(0),
   blocks: z.array(z.string()),
@@ -122,7 +124,8 @@ export class ExportStorage {
       abortSignal: options.abortSignal,
       deadlineMs: options.deadlineMs,
       clock: options.clock,
-      continueFrom: slice > 0 ? { cursor: state.cursor, written: state.written } : undefined,
+      continueFrom:
+        slice > 0 ? { cursor: state.cursor, written: state.written, pageSize: state.pageSize } : undefined,
       // Committed by the last slice only, after the blocks of every slice before it.
       commitAfter: state.blocks,
       onStaged: (ids) => (staged = ids),
@@ -131,6 +134,7 @@ export class ExportStorage {
       slices: slice + 1,
       cursor: written.stoppedAt?.cursor ?? null,
       written: written.stoppedAt?.written ?? true,
+      ...(written.stoppedAt?.pageSize ? { pageSize: written.stoppedAt.pageSize } : {}),
       records: state.records + written.records,
       bytes: state.bytes + written.bytes,
       blocks: [...state.blocks, ...staged],
@@ -202,7 +206,7 @@ export class ExportStorage {
       abortSignal?: AbortSignal;
       deadlineMs?: number;
       clock?: { now(): number };
-      continueFrom?: { cursor: string | null; written: boolean };
+      continueFrom?: { cursor: string | null; written: boolean; pageSize?: number };
       /** The blocks committed before this upload's (an export's earlier slices); none staged when it stops early. */
       commitAfter?: string[];
       /** The ids of the blocks this upload staged, once it has ended. */

@@ -9,7 +9,8 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate } from '../graphql/pager';
-import type { StreamDefinition } from '../streams';
+import { recordPath, type StreamDefinition } from '../streams';
+import { recordKeys } from '../streams/document';
 import { prefetch } from '../graphql/prefetch';
 import { csvColumns } from './columns';
 import { encoderFor, type ExportFormat, type TextFormat } from './formats';
@@ -30,7 +31,7 @@ export interface ExportFile {
    * Where the next slice starts, when this one stopped at its deadline with pages left (text formats only): the
    * pager's cursor, and whether a record was written so far (JSON's commas).
    */
-  stoppedAt?: { cursor: string | null; written: boolean };
+  stoppedAt?: { cursor: string | null; written: boolean; pageSize?: number };
 }
 
 /**
@@ -55,7 +56,7 @@ export async function writeExportStream(
      */
     restart?: () => Promise<Writable>;
     /** A slice after the first: the pager's cursor and whether records were written before (not for Parquet). */
-    continueFrom?: { cursor: string | null; written: boolean };
+    continueFrom?: { cursor: string | null; written: boolean; pageSize?: number };
     /**
      * Text formats stop after the page during which `clock` passed this (ACTIVITY_SLICE_SECONDS), the file left
      * open for the next slice (`stoppedAt`). Parquet, whose footer describes the whole file, is written in one go.
@@ -80,6 +81,8 @@ export async function writeExportStream(
   let pieces = file && options.restart ? new PassThrough({ highWaterMark: 1 << 20 }) : undefined;
   const parquetFile = file
     ? new (parquetWriter().ParquetOfRecords)(file, {
+        // The columns are the stream's selection: a key the tenant sends beyond it is not one.
+        fields: recordKeys(stream.document, recordPath(stream)),
         onBytes: (piece) => {
           if (pieces && !pieces.destroyed) pieces.write(piece);
         },
@@ -89,7 +92,8 @@ export async function writeExportStream(
   async function* pages() {
     for await (const page of prefetch(
       paginate(graphql, stream, {
-        pageSize: stream.pageSize,
+        // A size the tenant refused before goes on lowered: numbered pages count pages of it.
+        pageSize: options.continueFrom?.pageSize ?? stream.pageSize,
         startCursor: options.continueFrom?.cursor ?? null,
         abortSignal: options.abortSignal,
       }),
@@ -108,7 +112,11 @@ export async function writeExportStream(
         options.deadlineMs !== undefined &&
         clock.now() >= options.deadlineMs
       ) {
-        stoppedAt = { cursor: page.endCursor, written: encoder?.written() ?? false };
+        stoppedAt = {
+          cursor: page.endCursor,
+          written: encoder?.written() ?? false,
+          ...(page.pageSize < stream.pageSize ? { pageSize: page.pageSize } : {}),
+        };
         options.onStop?.();
         return;
       }

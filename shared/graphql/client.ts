@@ -12,7 +12,8 @@ import {
 import { silentLogger, type Logger } from '../log';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { fetchPost, neverSent, nodePost, type PostText } from '../net/http';
-import { DEFAULT_RETRY, isTransientStatus, withRetries, type RetryPolicy } from '../net/retry';
+import { Pacer, type HeaderOf } from '../net/pacer';
+import { DEFAULT_RETRY, isTransientStatus, retryAfterMs, withRetries, type RetryPolicy } from '../net/retry';
 import { inSpan, setFields, SpanKind } from '../telemetry';
 import type { Span } from '@opentelemetry/api';
 
@@ -33,6 +34,13 @@ export interface GraphqlClientOptions {
   /** Answers larger than this fail as malformed instead of filling memory (default 64 MiB). */
   maxAnswerBytes?: number;
   random?: () => number;
+  /**
+   * Paces requests under the tenant's rate limit (shared/net/pacer.ts): one per credential, shared by the clients
+   * that use it (shared/access.ts). Default: this client's own.
+   */
+  pacer?: Pacer;
+  /** How long, in all, one request waits out 429s before it fails (default 5 minutes). */
+  rateLimitPatienceMs?: number;
 }
 
 export interface RequestOptions<T> {
@@ -53,6 +61,8 @@ interface Analysed {
 }
 
 const MAX_CACHED_DOCUMENTS = 200;
+/** The longest a Retry-After stops every request of the credential (a longer one is retried at this). */
+const MAX_PACED_WAIT_MS = 60_000;
 
 /** A GraphQL-over-HTTP answer's body: `data` and/or `errors`. */
 interface GraphqlBody {
@@ -65,6 +75,7 @@ interface Answer {
   status: number;
   retryAfter: string | null;
   body?: GraphqlBody;
+  header?: HeaderOf;
 }
 
 const bodyOf = (data: unknown, errors: unknown): GraphqlBody | undefined =>
@@ -86,6 +97,8 @@ export class TenantGraphqlClient {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly maxAnswerBytes?: number;
+  private readonly pacer: Pacer;
+  private readonly rateLimitPatienceMs: number;
 
   constructor(
     readonly endpoint: string,
@@ -99,6 +112,8 @@ export class TenantGraphqlClient {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.maxAnswerBytes = options.maxAnswerBytes;
+    this.pacer = options.pacer ?? new Pacer({ clock: this.clock });
+    this.rateLimitPatienceMs = options.rateLimitPatienceMs ?? 300_000;
   }
 
   private analyse(document: string): Analysed {
@@ -177,6 +192,8 @@ export class TenantGraphqlClient {
         // At most twice round: once more with a fresh token after a 401.
         for (;;) {
           const token = await this.token(operation, isMutation, options.abortSignal);
+          const paced = this.pacer.before(options.abortSignal);
+          if (paced) await paced;
           const started = Date.now();
           let res: Answer;
           try {
@@ -187,6 +204,7 @@ export class TenantGraphqlClient {
               maxAnswerBytes: options.maxAnswerBytes,
             });
           } catch (err) {
+            this.pacer.after(0);
             if (options.abortSignal?.aborted) throw options.abortSignal.reason;
             const tooLarge = err instanceof IntegrationError && err.code === 'response_too_large';
             if (isMutation && !neverSent(err))
@@ -205,6 +223,11 @@ export class TenantGraphqlClient {
             return { transient: { status: 0, cause: err } };
           }
           const { status, body } = res;
+          this.pacer.after(
+            status,
+            res.header,
+            retryAfterMs(res.retryAfter, this.clock.now(), MAX_PACED_WAIT_MS),
+          );
           setFields(span, { attempt, status });
           if (status === 401 && !refreshedAfter401) {
             // The token may have been revoked or expired early: one retry with a fresh token.
@@ -263,6 +286,7 @@ export class TenantGraphqlClient {
         abortSignal: options.abortSignal,
         clock: this.clock,
         random: this.random,
+        patience: { when: (f) => f.status === 429, budgetMs: this.rateLimitPatienceMs },
         exhausted: ({ status, cause }, attempts) =>
           new UpstreamError(
             status ? 'upstream_unavailable' : 'upstream_timeout',
@@ -311,7 +335,7 @@ export class TenantGraphqlClient {
       maxAnswerBytes,
     }: { abortSignal?: AbortSignal; timeoutMs: number; maxAnswerBytes?: number },
   ): Promise<Answer> {
-    let answered: { status: number; retryAfter: string | null } | undefined;
+    let answered: { status: number; retryAfter: string | null; header: HeaderOf } | undefined;
     const transport = async (url: URL | RequestInfo, init?: RequestInit): Promise<Response> => {
       // graphql-request hands over a Headers; reading it in place spares a copy per request.
       const given = init?.headers instanceof Headers ? init.headers : new Headers(init?.headers);
@@ -329,7 +353,7 @@ export class TenantGraphqlClient {
         abortSignal: init?.signal ?? abortSignal,
         timeoutMs,
       });
-      answered = { status: res.status, retryAfter: res.header('retry-after') };
+      answered = { status: res.status, retryAfter: res.header('retry-after'), header: res.header };
       const type = res.header('content-type');
       // graphql-request reads only status, ok, headers.get('content-type') and text() of an answer. A real
       // Response would copy the text into a byte stream and decode it again, per page (bench/sync: ~0.3 ms of each
@@ -369,6 +393,7 @@ export class TenantGraphqlClient {
           status: err.response.status,
           // The shim's Response carries only the content type; Retry-After is what the transport saw.
           retryAfter: answered?.retryAfter ?? null,
+          header: answered?.header,
           body: bodyOf(err.response.data, err.response.errors),
         };
       // The server answered but not with a GraphQL result (not JSON, not an object): no body.

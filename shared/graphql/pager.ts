@@ -1,6 +1,7 @@
 import { UpstreamError } from '../errors';
 import type { StreamDefinition } from '../streams';
 import type { TenantGraphqlClient } from './client';
+import { sizeRefusal } from './limits';
 
 export interface Page {
   /** 1-based. */
@@ -14,6 +15,8 @@ export interface Page {
   hasNextPage: boolean;
   /** How many records the answer says the collection holds, when it says (offset and page pagination). */
   total?: number;
+  /** The page size this page was asked with: lower than asked when the tenant refused a page as too costly. */
+  pageSize: number;
 }
 
 export function getPath(value: unknown, path: string): unknown {
@@ -45,6 +48,11 @@ export interface PaginateOptions {
   variables?: Record<string, unknown>;
   abortSignal?: AbortSignal;
   maxPages?: number;
+  /**
+   * The tenant refused a page as too costly (complexity, cost, size: shared/graphql/limits.ts) and the page is asked
+   * again with `pageSize` records, for the rest of the listing; `limit` names which limit.
+   */
+  onPageSize?: (pageSize: number, limit: string) => void;
 }
 
 /**
@@ -67,6 +75,34 @@ export async function* paginate(
       variables: { ...options.variables, ...variables },
       abortSignal: options.abortSignal,
     });
+  let size = options.pageSize;
+  /**
+   * One page, asked again with fewer records while the tenant refuses it as too costly — down to 1, then the stream
+   * fails naming the limit. `realign` says which size to take instead of the one the refusal allows, and moves the
+   * listing's position to match (page numbers count pages of the old size).
+   */
+  const sized = async (
+    variables: (pageSize: number) => Record<string, unknown>,
+    realign: (from: number, to: number) => number = (_, to) => to,
+  ) => {
+    for (;;) {
+      try {
+        return await ask(variables(size));
+      } catch (err) {
+        const refusal = sizeRefusal(err, size);
+        if (!refusal) throw err;
+        if (refusal.next < 1 || stream.pagination === 'none')
+          throw new UpstreamError(
+            'tenant_limit',
+            client.endpoint,
+            `${stream.name}: the tenant refuses ${stream.pagination === 'none' ? 'its one answer' : `a page of ${size} record${size === 1 ? '' : 's'}`} (${refusal.reason})`,
+            { cause: err },
+          );
+        size = realign(size, refusal.next);
+        options.onPageSize?.(size, refusal.limit);
+      }
+    }
+  };
   const node = stream.paths.node ? pathGetter(stream.paths.node) : undefined;
   const listOf = (data: unknown, number: number) => {
     const list = getPath(data, stream.paths.records);
@@ -84,8 +120,8 @@ export async function* paginate(
   switch (stream.pagination) {
     case 'none': {
       if (options.startCursor) return; // the one answer was delivered before the pass stopped
-      const records = listOf(await ask({}), 1);
-      yield { number: 1, records, endCursor: 'end', hasNextPage: false };
+      const records = listOf(await sized(() => ({})), 1);
+      yield { number: 1, records, endCursor: 'end', hasNextPage: false, pageSize: size };
       return;
     }
     case 'cursor': {
@@ -94,7 +130,7 @@ export async function* paginate(
       let cursor = options.startCursor ?? null;
       if (cursor) seen.add(cursor);
       for (let number = 1; number <= maxPages; number++) {
-        const data = await ask({ [p.pageSizeVariable]: options.pageSize, [p.cursorVariable]: cursor });
+        const data = await sized((n) => ({ [p.pageSizeVariable]: n, [p.cursorVariable]: cursor }));
         const records = listOf(data, number);
         const hasNextPage = getPath(data, p.hasNextPage);
         if (typeof hasNextPage !== 'boolean')
@@ -108,7 +144,13 @@ export async function* paginate(
           if (records.length === 0) throw malformed(`page ${number}: empty page with hasNextPage true`);
           seen.add(endCursor);
         }
-        yield { number, records, endCursor: (endCursor as string | null | undefined) ?? cursor, hasNextPage };
+        yield {
+          number,
+          records,
+          endCursor: (endCursor as string | null | undefined) ?? cursor,
+          hasNextPage,
+          pageSize: size,
+        };
         if (!hasNextPage) return;
         cursor = endCursor as string;
       }
@@ -118,7 +160,7 @@ export async function* paginate(
       const p = stream.paths;
       let offset = Number(options.startCursor ?? 0);
       for (let number = 1; number <= maxPages; number++) {
-        const data = await ask({ [p.limitVariable]: options.pageSize, [p.offsetVariable]: offset });
+        const data = await sized((n) => ({ [p.limitVariable]: n, [p.offsetVariable]: offset }));
         const records = listOf(data, number);
         const total = count(data, p.total, number);
         offset += records.length;
@@ -129,6 +171,7 @@ export async function* paginate(
           endCursor: String(offset),
           hasNextPage,
           ...(total !== undefined ? { total } : {}),
+          pageSize: size,
         };
         if (!hasNextPage) return;
       }
@@ -139,7 +182,17 @@ export async function* paginate(
       let page = options.startCursor ? Number(options.startCursor) : p.firstPage;
       let before = 0; // records on the pages before this one, for a total (a resumed pass does not know it)
       for (let number = 1; number <= maxPages; number++, page++) {
-        const data = await ask({ [p.pageVariable]: page, [p.perPageVariable]: options.pageSize });
+        const data = await sized(
+          (n) => ({ [p.pageVariable]: page, [p.perPageVariable]: n }),
+          // Past the first page, a size that divides the old one, so that this page starts where it did.
+          (from, to) => {
+            if (page === p.firstPage) return to;
+            let d = to;
+            while (from % d !== 0) d--;
+            page = p.firstPage + ((page - p.firstPage) * from) / d;
+            return d;
+          },
+        );
         const records = listOf(data, number);
         const total = count(data, p.total, number);
         const totalPages = count(data, p.totalPages, number);
@@ -164,6 +217,7 @@ export async function* paginate(
           endCursor: String(page + 1),
           hasNextPage,
           ...(total !== undefined ? { total } : {}),
+          pageSize: size,
         };
         if (!hasNextPage) return;
       }

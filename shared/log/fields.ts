@@ -37,6 +37,7 @@ export const LOG_FIELDS = [
   'skipped',
   'pending',
   'invocationId',
+  'pageSize',
 ] as const;
 export type LogField = (typeof LOG_FIELDS)[number];
 export type LogData = Partial<Record<LogField, string | number | boolean | undefined>>;

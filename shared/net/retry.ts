@@ -60,6 +60,12 @@ export interface WithRetriesOptions {
   onRetry?: (attempt: number, waitMs: number, failure: TransientFailure) => void;
   /** The error when every attempt failed transiently. */
   exhausted: (failure: TransientFailure, attempts: number) => Error;
+  /**
+   * Failures that do not use up an attempt while the waits after them (each counted as a second at least) stay
+   * within `budgetMs` in all: a 429 says "not now", not "broken" — a stream waits it out rather than fail
+   * (docs/sync.md, "First contact").
+   */
+  patience?: { when: (failure: TransientFailure) => boolean; budgetMs: number };
 }
 
 /**
@@ -71,13 +77,19 @@ export async function withRetries<T>(
   policy: RetryPolicy,
   options: WithRetriesOptions,
 ): Promise<T> {
+  let counted = 0; // failures that used up an attempt
+  let patientMs = 0;
   for (let attempt = 1; ; attempt++) {
     const outcome = await operation(attempt);
     if ('done' in outcome) return outcome.done;
     const failure = outcome.transient;
-    if (attempt >= policy.maxAttempts) throw options.exhausted(failure, attempt);
     const now = options.clock?.now() ?? Date.now();
-    const waitMs = retryDelayMs(attempt, policy, failure.retryAfter, now, options.random);
+    const waitMs = retryDelayMs(Math.min(attempt, 32), policy, failure.retryAfter, now, options.random);
+    // Each patient wait counts a second at least: a server that says "Retry-After: 0" forever ends too.
+    const cost = Math.max(waitMs, 1000);
+    const patient = options.patience?.when(failure) === true && patientMs + cost <= options.patience.budgetMs;
+    if (patient) patientMs += cost;
+    else if (++counted >= policy.maxAttempts) throw options.exhausted(failure, attempt);
     options.onRetry?.(attempt, waitMs, failure);
     await sleep(waitMs, options.abortSignal);
   }

@@ -21,6 +21,10 @@ export const schemaFindingsSchema = z.object({
   introspection: z.boolean().optional(),
 });
 
+/** A stream's page size lowered because the tenant refused its own (shared/graphql/limits.ts), and which limit. */
+export const loweredPageSizeSchema = z.object({ size: z.number().int().min(1), limit: z.string().max(200) });
+export type LoweredPageSize = z.infer<typeof loweredPageSizeSchema>;
+
 export const runSummarySchema = z.object({
   id: z.string().min(1).max(200),
   kind: z.enum(['sync', 'export', 'login', 'import']),
@@ -38,6 +42,7 @@ export const runSummarySchema = z.object({
       errorCode: errorCodeSchema.optional(),
       /** A sync stream's pass: every record read, or only those changed since the last one. */
       pass: z.enum(['full', 'incremental']).optional(),
+      pageSize: loweredPageSizeSchema.optional(),
     }),
   ),
   tokenRequests: z.number().int().min(0).optional(),

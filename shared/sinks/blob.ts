@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { SyncFormat } from '../config';
 import { blockMd5 } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
-import type { Change, RejectedPolicy } from '../changes';
+import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 import { jsonPages, linesOf } from '../formats/lines';
@@ -55,6 +55,8 @@ export class BlobSink implements ChangeSink {
     runId: string,
     stream: string,
     changedPages: number[],
+    _counts?: StreamCounts,
+    options: { fields?: readonly string[] } = {},
   ): Promise<WriteOutcome | void> {
     const blob = await this.blob(tenant, runId, `${stream}.ndjson.gz`);
     const blobHTTPHeaders = { blobContentType: 'application/gzip' };
@@ -79,6 +81,7 @@ export class BlobSink implements ChangeSink {
           stream,
           rejected: this.rejected,
           quarantineFile,
+          fields: options.fields,
         });
         const target = await this.blob(tenant, runId, `${stream}.parquet`);
         await target.uploadFile(file, {

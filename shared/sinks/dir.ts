@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { SyncFormat } from '../config';
-import type { Change, RejectedPolicy } from '../changes';
+import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 import { jsonPages } from '../formats/lines';
@@ -35,6 +35,8 @@ export class DirectorySink implements ChangeSink {
     runId: string,
     stream: string,
     changedPages: number[],
+    _counts?: StreamCounts,
+    options: { fields?: readonly string[] } = {},
   ): Promise<WriteOutcome | void> {
     const parts = this.parts(runId, stream);
     if (this.format === 'parquet') {
@@ -54,6 +56,7 @@ export class DirectorySink implements ChangeSink {
           stream,
           rejected: this.rejected,
           quarantineFile: join(this.dir, runId, `${stream}.quarantine.ndjson`),
+          fields: options.fields,
         },
       );
       await rm(parts, { recursive: true, force: true });

@@ -163,9 +163,9 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         },
         () => sink.write(batch, options),
       ),
-    endStream: (tenant, runId, stream, changedPages, counts) =>
+    endStream: (tenant, runId, stream, changedPages, counts, options) =>
       inSpan('sink end stream', { ...fields, runId, stream, pages: changedPages.length }, () =>
-        sink.endStream(tenant, runId, stream, changedPages, counts),
+        sink.endStream(tenant, runId, stream, changedPages, counts, options),
       ),
     finish: (manifest) =>
       inSpan(

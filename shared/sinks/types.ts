@@ -61,6 +61,8 @@ export interface ChangeSink {
     stream: string,
     changedPages: number[],
     counts: StreamCounts,
+    /** `fields`: the record keys the stream selects — a file with columns (Parquet) has those and no others. */
+    options?: { fields?: readonly string[] },
   ): Promise<WriteOutcome | void>;
   finish(manifest: RunManifest): Promise<void>;
   /** Lets go of what the sink holds open (the postgres sink's connections), so a command can exit at once. */

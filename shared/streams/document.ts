@@ -84,6 +84,17 @@ export function selectionAt(doc: ParsedDocument, path: string[]): SelectionSetNo
   return set;
 }
 
+/**
+ * The keys a record of the stream carries by its selection (aliases as answered), at `path` from `data` — what a
+ * Parquet file's columns may be; undefined when the document does not say (a record that is a scalar).
+ */
+export function recordKeys(document: string, path: string[]): string[] | undefined {
+  const doc = parseDocument(document);
+  if (typeof doc === 'string') return undefined;
+  const set = selectionAt(doc, path);
+  return set ? [...new Set(fieldsOf(set, doc.fragments).map((f) => f.key))] : undefined;
+}
+
 interface StreamShape {
   document: string;
   pagination: string;

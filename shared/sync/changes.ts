@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors';
+import { IntegrationError, UpstreamError } from '../errors';
 import { change, noCounts, type Change, type StreamCounts } from '../changes';
 import { pathGetter } from '../graphql/pager';
 import { changeIdFor, deletionIdOf, recordJson } from './fingerprint';
@@ -27,6 +27,11 @@ export interface ChangeDetectorOptions {
   idPath: string;
   /** Remember every id of the pass, so one listed twice counts once (offset and page pagination). */
   repeats?: boolean;
+  /**
+   * Remember every id of the pass, and fail on one listed twice (a full pass of a cursor or single-answer listing,
+   * which lists each record once): two records under one key would otherwise be merged without a word.
+   */
+  uniqueKeys?: boolean;
   /** The record field whose greatest value the pass keeps (an incremental stream's "changed at"). */
   highWaterField?: string;
 }
@@ -63,7 +68,7 @@ export class ChangeDetector {
       previous === undefined || Buffer.isBuffer(previous) ? inMemory(previous) : previous;
     this.previous = index;
     this.again = again;
-    if (options.repeats) this.ids = new IdSet();
+    if (options.repeats || (options.uniqueKeys && options.idPath)) this.ids = new IdSet();
     this.idAt = pathGetter(options.idPath);
     this.highWaterAt = pathGetter(options.highWaterField ?? '');
   }
@@ -119,6 +124,11 @@ export class ChangeDetector {
       const changeId = changeIdFor(this.stream, id, json);
       const i = this.previous.find(idBytes);
       if (this.ids && !this.ids.add(idBytes)) {
+        if (!this.options.repeats)
+          throw new IntegrationError(
+            'duplicate_key',
+            `stream ${this.stream}: two records of this pass have ${this.options.idPath} ${JSON.stringify(id).slice(0, 200)}, so ${this.options.idPath} is not each record's own key and one would be lost; nothing was merged. \`tenant-integrations discover\` proposes the record's own key: set it as the stream's idPath in SYNC_STREAMS_FILE`,
+          );
         this.repeated++;
         continue; // listed again in this pass (the collection moved under the offsets): counted once
       }

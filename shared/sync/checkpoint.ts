@@ -33,6 +33,9 @@ const recordSchema = z.discriminatedUnion('kind', [
     repeated: z.number().optional(),
     total: z.object({ min: z.number(), max: z.number() }).optional(),
     highWater: z.string().optional(),
+    /** The page size the listing went on with, when the tenant refused a larger one, and which limit refused it. */
+    pageSize: z.number().int().min(1).optional(),
+    limit: z.string().optional(),
   }),
   /** Deletions delivered; the sink's file and the snapshot are being written. */
   z.object({ kind: z.literal('sealing'), counts, changedPages: z.array(z.number()) }),
@@ -64,6 +67,8 @@ export interface Checkpoint {
   repeated?: number;
   total?: { min: number; max: number };
   highWater?: string;
+  /** A page size lowered during the pass (shared/graphql/limits.ts): a resumed slice goes on with it. */
+  pageSize?: { size: number; limit: string };
   /** The last page delivered (0: none yet), its cursor, and whether it was the listing's last. */
   page: number;
   cursor: string | null;
@@ -170,6 +175,8 @@ export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Chec
       cp.repeated = record.repeated;
       cp.total = record.total;
       cp.highWater = record.highWater;
+      if (record.pageSize !== undefined)
+        cp.pageSize = { size: record.pageSize, limit: record.limit ?? 'the tenant’s limit' };
       if (record.changed) cp.changedPages.push(record.page);
     } else if (record.kind === 'sealing') cp.sealing = record;
     else if (record.kind === 'done') cp.done = record;

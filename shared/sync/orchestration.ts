@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run';
 import { errorCodeSchema } from '../error-codes';
+import { loweredPageSizeSchema } from '../runs/history';
 import type { RunInstance } from '../runs/sweep';
 
 /** Names shared by the timer, the orchestrator and its activities. */
@@ -70,6 +71,7 @@ const streamResult = z.object({
   errorCode: errorCodeSchema.optional(),
   durationMs: z.number().int().min(0).optional(),
   pass: z.enum(['full', 'incremental']).optional(),
+  pageSize: loweredPageSizeSchema.optional(),
 });
 export const finishInputSchema = z
   .object({

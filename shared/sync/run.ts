@@ -11,6 +11,7 @@ import { noCounts, type StreamCounts } from '../changes';
 import { type PassKind, type PassPolicy } from './passes';
 import type { ChangeSink, RunManifest } from '../sinks';
 import type { SyncRunRecord, SyncStateStore } from './state';
+import type { LoweredPageSize } from '../runs/history';
 
 export interface SyncContext {
   tenant: string;
@@ -37,6 +38,8 @@ export interface StreamResult {
   durationMs?: number;
   /** Whether the pass read everything or only what changed (shared/sync/passes.ts). */
   pass?: PassKind;
+  /** The page size the stream reads with when the tenant refused its own, and which limit refused it. */
+  pageSize?: LoweredPageSize;
 }
 
 const describe = (err: unknown) => ({
@@ -144,10 +147,12 @@ export async function syncStream(
   const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   const progress: { pass?: PassKind; detector?: ChangeDetector } = {};
+  let lowered: () => { pageSize?: LoweredPageSize } = () => ({});
   try {
     ctx.sink.drop?.(run.runId, name); // pages held by an earlier attempt of this pass come again from its checkpoint
     const open = await openPass(stream, run, ctx, progress);
     if (!('detector' in open)) return open; // done already, or only its seal was left
+    lowered = () => (open.lowered ? { pageSize: open.lowered } : {});
     if (!open.listingDone && (await listPages(graphql, stream, run, ctx, open, options)) === 'sliced')
       return {
         stream: name,
@@ -155,6 +160,7 @@ export async function syncStream(
         done: false,
         counts: { ...open.detector.counts },
         pass: open.chosen.pass,
+        ...lowered(),
       };
     return await endPass(stream, run, ctx, open);
   } catch (err) {
@@ -168,6 +174,7 @@ export async function syncStream(
       counts,
       ...failure,
       ...(progress.pass ? { pass: progress.pass } : {}),
+      ...lowered(),
     };
   }
 }

@@ -22,6 +22,8 @@ export interface SnapshotMeta {
   highWater?: string;
   /** When the last full pass of an incremental stream began, by the app's clock. */
   fullPassAt?: string;
+  /** A page size learnt from the tenant's refusals (shared/graphql/limits.ts): later passes start there. */
+  pageSize?: { size: number; limit: string };
 }
 
 // 'TISN' then a u32 length and the JSON.

@@ -4,7 +4,7 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { paginate, type Page } from '../graphql/pager';
 import { prefetch } from '../graphql/prefetch';
 import { silentLogger } from '../log';
-import type { StreamDefinition } from '../streams';
+import { recordPath, type StreamDefinition } from '../streams';
 import { inSpan, setFields } from '../telemetry';
 import type { StreamCounts } from '../changes';
 import type { WriteOutcome } from '../sinks';
@@ -31,6 +31,14 @@ import type { StreamResult, SyncContext } from './run';
  * 3. `endPass` — deletions (only what the pass may conclude: shared/sync/passes.ts), the seal, the sink's end of the
  *    stream, the next snapshot, the done mark.
  */
+
+/** The record keys the stream selects, for a sink whose files have columns (shared/streams/document.ts). */
+const fieldsOf = (stream: StreamDefinition) => {
+  // graphql loads on this path only, as the stream's own parse does.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { recordKeys } = require('../streams/document') as typeof import('../streams/document');
+  return { fields: recordKeys(stream.document, recordPath(stream)) };
+};
 
 /** Adds what a sink set aside (SYNC_REJECTED_RECORDS=quarantine) to the stream's counts. */
 export function setAside(counts: StreamCounts, outcome: WriteOutcome | void): void {
@@ -64,6 +72,18 @@ export interface OpenPass {
   total?: { min: number; max: number };
   changedPages: number[];
   checkpoints: PageCheckpoints;
+  /** The page size the pass asks with: the stream's, or less where the tenant refused more (kept between runs). */
+  pageSize: number;
+  /** Set when `pageSize` is below the stream's: which limit lowered it. */
+  lowered?: { size: number; limit: string };
+}
+
+/** A learnt page size as stored: used only when it is a size and below the stream's own. */
+function learnt(stream: StreamDefinition, kept: unknown): { size: number; limit: string } | undefined {
+  const k = kept as { size?: unknown; limit?: unknown } | undefined;
+  if (!k || !Number.isInteger(k.size) || typeof k.limit !== 'string') return undefined;
+  const size = k.size as number;
+  return size >= 1 && size < stream.pageSize ? { size, limit: k.limit } : undefined;
 }
 
 /**
@@ -109,7 +129,10 @@ export async function openPass(
   if (cp?.sealing && cp.previousDigest !== digest) {
     // Died after storing the new snapshot: only the sink's seal and the done mark are left.
     const counts = { ...cp.sealing.counts };
-    setAside(counts, await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, counts));
+    setAside(
+      counts,
+      await sink.endStream(tenant, run.runId, name, cp.sealing.changedPages, counts, fieldsOf(stream)),
+    );
     await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts }));
     return { stream: name, ok: true, done: true, counts, pass: cp.pass };
   }
@@ -140,6 +163,8 @@ export async function openPass(
     {
       idPath: stream.idPath,
       repeats: stream.pagination === 'offset' || stream.pagination === 'page',
+      // A full listing that gives each record once: a key met twice is two records under one key.
+      uniqueKeys: chosen.pass === 'full' && (stream.pagination === 'cursor' || stream.pagination === 'none'),
       highWaterField: stream.incremental?.field,
     },
   );
@@ -154,7 +179,12 @@ export async function openPass(
     total: cp?.total,
     changedPages: [],
     checkpoints: new PageCheckpoints(ctx, run.runId, name, detector.counts),
+    pageSize: stream.pageSize,
   };
+  // A resumed pass goes on with the size it had (page numbers count pages of it); a new one starts where the last
+  // pass ended up, whatever kind it is: the limit is the tenant's, not the pass's.
+  const lowered = learnt(stream, cp?.pageSize ?? stored.meta.pageSize);
+  if (lowered) Object.assign(open, { pageSize: lowered.size, lowered });
   if (cp) {
     await detector.resume(cp, logEntries(await readLog(state, tenant, name)));
     ({ page: open.page, cursor: open.cursor, listingDone: open.listingDone } = cp);
@@ -252,11 +282,16 @@ export async function listPages(
 ): Promise<'sliced' | 'listed'> {
   const { tenant, sink } = ctx;
   const clock = ctx.clock ?? systemClock;
+  const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   const { detector: d, chosen, checkpoints } = open;
   const pages: AsyncIterable<Page> = prefetch(
     paginate(graphql, stream, {
-      pageSize: stream.pageSize,
+      pageSize: open.pageSize,
+      onPageSize: (size, limit) => {
+        logger.log('warn', 'sync page size lowered', { stream: name, pageSize: size });
+        open.lowered = { size, limit };
+      },
       startCursor: open.cursor,
       abortSignal: ctx.abortSignal,
       ...(chosen.pass === 'incremental' && stream.incremental
@@ -296,7 +331,11 @@ export async function listPages(
           ...(d.repeated ? { repeated: d.repeated } : {}),
           ...(open.total ? { total: open.total } : {}),
           ...(d.highWater ? { highWater: d.highWater } : {}),
+          ...(p.pageSize < stream.pageSize
+            ? { pageSize: p.pageSize, limit: open.lowered?.limit ?? 'the tenant’s limit' }
+            : {}),
         };
+        open.pageSize = p.pageSize;
         checkpoints.push(record, d.takePageEntries());
         if (!checkpoints.holding) await checkpoints.settle();
       },
@@ -354,7 +393,7 @@ export async function endPass(
     name,
     encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
   );
-  setAside(d.counts, await sink.endStream(tenant, run.runId, name, changedPages, d.counts));
+  setAside(d.counts, await sink.endStream(tenant, run.runId, name, changedPages, d.counts, fieldsOf(stream)));
   // The next snapshot: a header, every page's entries read back from the log, then the previous entries the
   // pass keeps — streamed, never held whole.
   const meta: SnapshotMeta = {
@@ -368,6 +407,7 @@ export async function endPass(
               : previous.meta.fullPassAt,
         }
       : {}),
+    ...(open.lowered ? { pageSize: open.lowered } : {}),
   };
   const log = await readLog(state, tenant, name);
   await state.writeSnapshot(
@@ -380,5 +420,12 @@ export async function endPass(
     })(),
   );
   await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
-  return { stream: name, ok: true, done: true, counts: { ...d.counts }, pass: chosen.pass };
+  return {
+    stream: name,
+    ok: true,
+    done: true,
+    counts: { ...d.counts },
+    pass: chosen.pass,
+    ...(open.lowered ? { pageSize: open.lowered } : {}),
+  };
 }

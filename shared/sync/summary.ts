@@ -37,6 +37,7 @@ export function syncSummary(
           ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
           ...(r.error ? { error: r.error, errorCode: r.errorCode } : {}),
           ...(r.pass ? { pass: r.pass } : {}),
+          ...(r.pageSize ? { pageSize: r.pageSize } : {}),
         },
       ]),
     ),

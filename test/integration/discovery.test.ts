@@ -1,14 +1,11 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { introspect } from '../../shared/catalog/introspect';
-import { LocalFileSecretStore } from '../../shared/secrets';
 import { readStreamsFile } from '../../shared/streams';
-import type { Change } from '../../shared/changes';
 import { accessFixture } from '../helpers/access';
 import { loadOperations, variableProblems } from '../../shared/imports/operations';
 import { runCli } from '../helpers/cli';
-import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
+import { cliSandbox, type SyncSummary } from '../helpers/cli-sandbox';
 
 /**
  * First contact with a tenant whose schema we did not write our streams for: the sandbox's `varied` shape pages
@@ -20,60 +17,8 @@ import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 jest.setTimeout(120_000);
 
 const RECORDS = 120;
-let sb: SandboxFixture;
-let dir: string;
-beforeAll(async () => {
-  sb = await sandboxFixture({ records: RECORDS, schema: 'varied' });
-});
-afterAll(() => sb.close());
-beforeEach(async () => {
-  await sb.hook('reset');
-  dir = await mkdtemp(join(tmpdir(), 'ti-discover-'));
-  await new LocalFileSecretStore(join(dir, 'secrets.json')).set('tenant-client-secret', sb.clientSecret);
-});
-afterEach(() => rm(dir, { recursive: true, force: true }));
-
-const env = (extra: Record<string, string> = {}) => ({
-  ...sb.settings,
-  LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
-  ...extra,
-});
-
-type StreamSummary = {
-  read: number;
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-  pass?: string;
-  error?: string;
-};
-type Summary = {
-  runId: string;
-  ok: boolean;
-  streams: Record<string, StreamSummary>;
-  schema?: {
-    added: Record<string, string[]>;
-    changes: Array<{ stream: string; added: string[]; removed: string[] }>;
-  };
-};
-
-async function sync(args: string[] = [], extra: Record<string, string> = {}) {
-  const r = await runCli(['sync', '--sink', `dir:${join(dir, 'out')}`, '--json', ...args], {
-    env: env(extra),
-  });
-  if (!r.stdout.trim()) throw new Error(`sync printed no summary (exit ${r.code}): ${r.stderr}`);
-  return { code: r.code, stderr: r.stderr, summary: JSON.parse(r.stdout) as Summary };
-}
-
-const delivered = async (runId: string, stream: string): Promise<Change[]> => {
-  const text = await readFile(join(dir, 'out', runId, `${stream}.ndjson`), 'utf8').catch(() => '');
-  return text
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Change);
-};
+const t = cliSandbox({ records: RECORDS, schema: 'varied' }, 'ti-discover-');
+const { env, sync, delivered } = t;
 
 const STREAMS = ['controlList', 'evidenceItems', 'staff', 'metrics', 'reportFeed', 'accounts'];
 const COLLECTION: Record<string, string> = {
@@ -87,7 +32,7 @@ const COLLECTION: Record<string, string> = {
 
 describe('discover against a schema we did not design for', () => {
   it('--operations proposes the tenant’s mutations as import operations that load and fit its schema', async () => {
-    const file = join(dir, 'operations.json');
+    const file = join(t.dir, 'operations.json');
     const r = await runCli(['discover', '--operations', file], { env: env() });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/1 mutation \(setMetric\)/);
@@ -105,7 +50,7 @@ describe('discover against a schema we did not design for', () => {
   });
 
   it('proposes one stream per collection with its paging, key and fields, names what it left out, and writes a streams file', async () => {
-    const out = join(dir, 'streams.json');
+    const out = join(t.dir, 'streams.json');
     const r = await runCli(['discover', '--out', out], { env: env() });
     expect(r.code).toBe(0);
     // Plain words (on stderr, as every command's report): each stream with how it pages and what keys it.
@@ -172,7 +117,7 @@ describe('discover against a schema we did not design for', () => {
     const mutated: Record<string, { created: string[]; updated: string[]; deleted: string[] }> = {};
     for (const name of STREAMS)
       mutated[name] = (
-        await sb.hook('data/mutate', { collection: COLLECTION[name], creates: 2, updates: 3, deletes: 1 })
+        await t.sb.hook('data/mutate', { collection: COLLECTION[name], creates: 2, updates: 3, deletes: 1 })
       ).body;
     const second = await sync();
     expect(second.code).toBe(0);
@@ -216,20 +161,20 @@ describe('discover against a schema we did not design for', () => {
   it('a run that fails part-way through every stream resumes each kind from its checkpoint: each record once', async () => {
     // A GraphQL endpoint that fails (HTTP 503, past the retries) once the first pages are in.
     await sync([], {}).then((r) => expect(r.code).toBe(0)); // the catalog, stored
-    await rm(join(dir, 'out'), { recursive: true, force: true });
+    await rm(join(t.dir, 'out'), { recursive: true, force: true });
     const full = ['--full'];
-    await sb.hook('faults', { route: 'graphql', status: 503, count: 40, after: 8 });
+    await t.sb.hook('faults', { route: 'graphql', status: 503, count: 40, after: 8 });
     const broken = await sync(full);
     expect(broken.code).toBe(1);
     expect(broken.summary.ok).toBe(false);
-    await sb.hook('faults/clear');
-    const resumed = await runCli(['sync', '--sink', `dir:${join(dir, 'out')}`, '--json'], { env: env() });
+    await t.sb.hook('faults/clear');
+    const resumed = await runCli(['sync', '--sink', `dir:${join(t.dir, 'out')}`, '--json'], { env: env() });
     expect([resumed.code, resumed.stdout, resumed.stderr]).toEqual([
       0,
       expect.any(String),
       expect.any(String),
     ]);
-    const summary = JSON.parse(resumed.stdout) as Summary & { resumed: boolean };
+    const summary = JSON.parse(resumed.stdout) as SyncSummary & { resumed: boolean };
     expect(summary).toMatchObject({ resumed: true, runId: broken.summary.runId });
     for (const name of STREAMS) {
       const changes = await delivered(summary.runId, name);
@@ -243,9 +188,14 @@ describe('the schema moves between runs', () => {
   it('under report, a stream whose field is gone fails by name and the others run; an added field is named', async () => {
     expect((await sync()).code).toBe(0);
     expect(
-      (await sb.hook('schema/fields', { type: 'StaffMember', field: 'team', action: 'remove' })).status,
+      (await t.sb.hook('schema/fields', { type: 'StaffMember', field: 'team', action: 'remove' })).status,
     ).toBe(200);
-    await sb.hook('schema/fields', { type: 'Report', field: 'audience', action: 'add', fieldType: 'String' });
+    await t.sb.hook('schema/fields', {
+      type: 'Report',
+      field: 'audience',
+      action: 'add',
+      fieldType: 'String',
+    });
     const r = await sync();
     expect(r.code).toBe(1);
     expect(r.summary.streams.staff.error).toMatch(/no longer has team/);
@@ -254,15 +204,20 @@ describe('the schema moves between runs', () => {
       expect(r.summary.streams[name].error).toBeUndefined();
     expect(r.summary.schema?.added).toEqual({ reportFeed: ['audience'] });
     // The plain output says the same to a person.
-    const text = await runCli(['sync', '--sink', `dir:${join(dir, 'out')}`], { env: env() });
+    const text = await runCli(['sync', '--sink', `dir:${join(t.dir, 'out')}`], { env: env() });
     expect(text.stderr).toMatch(/staff.*no longer has team/);
     expect(text.stderr).toMatch(/reportFeed: the tenant has fields this stream does not read: audience/);
   });
 
   it('under propagate, both changes are adopted and stored: the next run reads the new shape', async () => {
     expect((await sync()).code).toBe(0);
-    await sb.hook('schema/fields', { type: 'StaffMember', field: 'team', action: 'remove' });
-    await sb.hook('schema/fields', { type: 'Report', field: 'audience', action: 'add', fieldType: 'String' });
+    await t.sb.hook('schema/fields', { type: 'StaffMember', field: 'team', action: 'remove' });
+    await t.sb.hook('schema/fields', {
+      type: 'Report',
+      field: 'audience',
+      action: 'add',
+      fieldType: 'String',
+    });
     const r = await sync([], { SYNC_SCHEMA_CHANGES: 'propagate' });
     expect(r.code).toBe(0);
     expect(r.summary.schema?.changes).toEqual(
@@ -284,13 +239,21 @@ describe('the schema moves between runs', () => {
   });
 
   it('the sandbox refuses an edit that names no such type or field, or a field that exists', async () => {
-    expect((await sb.hook('schema/fields', { type: 'Nope', field: 'x', action: 'remove' })).status).toBe(400);
-    expect((await sb.hook('schema/fields', { type: 'Metric', field: 'nope', action: 'remove' })).status).toBe(
+    expect((await t.sb.hook('schema/fields', { type: 'Nope', field: 'x', action: 'remove' })).status).toBe(
       400,
     );
     expect(
-      (await sb.hook('schema/fields', { type: 'Metric', field: 'unit', action: 'add', fieldType: 'String' }))
-        .status,
+      (await t.sb.hook('schema/fields', { type: 'Metric', field: 'nope', action: 'remove' })).status,
+    ).toBe(400);
+    expect(
+      (
+        await t.sb.hook('schema/fields', {
+          type: 'Metric',
+          field: 'unit',
+          action: 'add',
+          fieldType: 'String',
+        })
+      ).status,
     ).toBe(400);
   });
 });
@@ -298,26 +261,26 @@ describe('the schema moves between runs', () => {
 describe('a tenant that refuses introspection', () => {
   it('discover and a first sync say so and name SYNC_STREAMS_FILE; a streams file works, and drift shows on the first page', async () => {
     // A file written while introspection was allowed (as a colleague with access might have).
-    const file = join(dir, 'streams.json');
+    const file = join(t.dir, 'streams.json');
     expect((await runCli(['discover', '--out', file], { env: env() })).code).toBe(0);
 
-    await sb.hook('schema/introspection', { enabled: false });
+    await t.sb.hook('schema/introspection', { enabled: false });
     const d = await runCli(['discover'], { env: env() });
     expect(d.code).toBe(2);
     expect(d.stderr).toMatch(/refuses introspection|introspection.*refused/i);
     expect(d.stderr).toContain('SYNC_STREAMS_FILE');
 
-    const s = await runCli(['sync', '--sink', `dir:${join(dir, 'out')}`], { env: env() });
+    const s = await runCli(['sync', '--sink', `dir:${join(t.dir, 'out')}`], { env: env() });
     expect(s.code).toBe(2);
     expect(s.stderr).toContain('SYNC_STREAMS_FILE');
-    expect(await readdir(dir)).not.toContain('out');
+    expect(await readdir(t.dir)).not.toContain('out');
 
     const ok = await sync([], { SYNC_STREAMS_FILE: file });
     expect(ok.code).toBe(0);
     for (const name of STREAMS) expect(ok.summary.streams[name]).toMatchObject({ created: RECORDS });
 
     // Without the schema, a field gone shows as the first page's error: the stream fails by name, nothing lost.
-    await sb.hook('schema/fields', { type: 'Metric', field: 'unit', action: 'remove' });
+    await t.sb.hook('schema/fields', { type: 'Metric', field: 'unit', action: 'remove' });
     const drift = await sync([], { SYNC_STREAMS_FILE: file });
     expect(drift.code).toBe(1);
     expect(drift.summary.streams.metrics.error).toMatch(/unit/);
@@ -325,7 +288,7 @@ describe('a tenant that refuses introspection', () => {
   });
 
   it('a bad streams file is refused before any run, naming the stream and what is wrong', async () => {
-    const file = join(dir, 'bad.json');
+    const file = join(t.dir, 'bad.json');
     const cases: Array<[unknown, RegExp]> = [
       [{ streams: [{ name: 'x', document: 'query X { a { id } }', pagination: 'scroll' }] }, /x.*pagination/],
       [
@@ -360,7 +323,7 @@ describe('a tenant that refuses introspection', () => {
     ];
     for (const [content, message] of cases) {
       await writeFile(file, JSON.stringify(content));
-      const r = await runCli(['sync', '--sink', `dir:${join(dir, 'out')}`], {
+      const r = await runCli(['sync', '--sink', `dir:${join(t.dir, 'out')}`], {
         env: env({ SYNC_STREAMS_FILE: file }),
       });
       expect(r.code).toBe(2);
@@ -369,7 +332,7 @@ describe('a tenant that refuses introspection', () => {
   });
 
   it('a schema past the bounds (answer size, type count, fields per type) is refused by name, never read whole', async () => {
-    const a = await accessFixture(sb);
+    const a = await accessFixture(t.sb);
     try {
       await expect(introspect(a.graphql, { limits: { bytes: 4_000 } })).rejects.toThrow(
         /larger than 4000 bytes.*SYNC_STREAMS_FILE/,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { OutcomeUnknown, UpstreamError } from '../../shared/errors';
 import { TenantGraphqlClient } from '../../shared/graphql/client';
+import { Pacer } from '../../shared/net/pacer';
 import { fetchPost, neverSent, nodePost } from '../../shared/net/http';
 import { failure } from '../helpers/failure';
 
@@ -241,6 +242,9 @@ describe('what a failed request can have done', () => {
   });
 });
 
+/** A pacer whose least rate after a 429 without headers is high: the tests here are about retries, not pacing. */
+const fastPacer = () => new Pacer({ minRatePerSecond: 1000 });
+
 describe('the GraphQL client: a mutation is sent again only where the tenant cannot have acted on it', () => {
   const tokens = { kind: 'delegated' as const, getToken: async () => 't', invalidate: () => undefined };
   const retry = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
@@ -275,11 +279,31 @@ describe('the GraphQL client: a mutation is sent again only where the tenant can
       res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '0' });
       res.end(JSON.stringify({ errors: [{ message: 'busy' }] }));
     };
-    const err = await failure(new TenantGraphqlClient(url, tokens, { retry }).request(MUTATION));
+    // No patience for 429s here (it has its own test below), and a pacer that does not slow a test down.
+    const client = new TenantGraphqlClient(url, tokens, {
+      retry,
+      rateLimitPatienceMs: 0,
+      pacer: fastPacer(),
+    });
+    const err = await failure(client.request(MUTATION));
     expect(err).toMatchObject({ code });
     expect(requests).toBe(attempts);
     // Where every attempt was refused before it was handled, the write may wait and go later.
     if (code === 'upstream_unavailable') expect((err as UpstreamError).unsent).toBe(true);
+  });
+
+  it('429s do not use up the attempts while the patience lasts: sent again until the tenant takes it', async () => {
+    let requests = 0;
+    handle = (_req, _body, res) => {
+      requests++;
+      res.writeHead(requests <= 6 ? 429 : 200, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(
+        JSON.stringify(requests <= 6 ? { errors: [{ message: 'slow down' }] } : { data: { set: { id: 1 } } }),
+      );
+    };
+    const client = new TenantGraphqlClient(url, tokens, { retry, pacer: fastPacer() });
+    await expect(client.request(MUTATION)).resolves.toEqual({ set: { id: 1 } });
+    expect(requests).toBe(7);
   });
 
   it('a 503 whose body carries data ran: unknown, not retried; a 200 that is not GraphQL: unknown', async () => {

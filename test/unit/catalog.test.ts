@@ -1,7 +1,10 @@
 import fc from 'fast-check';
-import { buildSchema, parse, validate } from 'graphql';
+import { buildSchema, introspectionFromSchema, parse, validate } from 'graphql';
 import { proposeCatalog } from '../../shared/catalog/discover';
-import { driftOf, propagate } from '../../shared/catalog/drift';
+import { SELECTION_LEAVES } from '../../shared/catalog/selection';
+import { driftOf, invalidTouched, propagate } from '../../shared/catalog/drift';
+import { introspect, schemaProblems } from '../../shared/catalog/introspect';
+import type { TenantGraphqlClient } from '../../shared/graphql/client';
 import { parseStreams } from '../../shared/streams';
 
 /**
@@ -64,21 +67,39 @@ const rootArb = fc.record({
   since: fc.boolean(),
 });
 
+/** The oddities other stacks serve: a type whose fields fan out, a type without fields, root names past 63. */
+const oddArb = fc.record({ fanOut: fc.boolean(), empty: fc.boolean(), longNames: fc.boolean() });
+const FAN = 40; // 40 × 40 × 40 = 64 000 leaves below one record, from three types
+
 const schemaArb = fc
   .record({
     types: fc.array(typeArb, { minLength: 6, maxLength: 6 }),
     roots: fc.array(rootArb, { minLength: 1, maxLength: 8 }),
+    odd: oddArb,
   })
-  .map(({ types, roots }) => {
+  .map(({ types, roots, odd }) => {
     const T = (i: number) => `T${i}`;
+    // Long names share their first 63 characters: a stream name is cut there.
+    const field = (i: number) => (odd.longNames ? `${'q'.repeat(63)}_${i}` : `f${i}`);
     const sdl: string[] = [
       'scalar Json',
       'enum Kind { A B }',
       'type PageInfo { hasNextPage: Boolean! endCursor: String }',
     ];
+    const many = (prefix: string, type: string) =>
+      Array.from({ length: FAN }, (_, i) => `${prefix}${i}: ${type}`).join(' ');
+    if (odd.fanOut)
+      sdl.push(
+        `type FanLeaf { ${many('l', 'Int')} }`,
+        `type FanMid { ${many('m', 'FanLeaf')} }`,
+        `type Fan { id: ID! ${many('f', 'FanMid')} }`,
+      );
+    if (odd.empty) sdl.push('type Leeg');
     types.forEach((t, i) => {
       const fields = t.fields.map((f) => `${f.name}: ${f.type}${f.nonNull ? '!' : ''}`);
       t.refs.forEach((r, j) => fields.push(`ref${j}: ${r.list ? `[${T(r.to)}!]!` : T(r.to)}`));
+      if (odd.fanOut) fields.push('fan: Fan');
+      if (odd.empty) fields.push('leeg: Leeg');
       sdl.push(`type ${T(i)} { ${fields.join(' ')} }`);
       sdl.push(`type ${T(i)}Edge { cursor: String! node: ${T(i)}! }`);
       sdl.push(`type ${T(i)}Connection { edges: [${T(i)}Edge!]! pageInfo: PageInfo! totalCount: Int }`);
@@ -91,50 +112,57 @@ const schemaArb = fc
       const since = r.since ? ', updatedSince: String' : '';
       switch (r.kind) {
         case 'edges':
-          return `f${i}(first: Int = 25, after: String${since}): ${t}Connection!`;
+          return `${field(i)}(first: Int = 25, after: String${since}): ${t}Connection!`;
         case 'nodes':
-          return `f${i}(first: Int, after: String${since}): ${t}Nodes`;
+          return `${field(i)}(first: Int, after: String${since}): ${t}Nodes`;
         case 'offset':
-          return `f${i}(${r.limit}: Int = 30, ${r.offset}: Int${since}): [${t}!]!`;
+          return `${field(i)}(${r.limit}: Int = 30, ${r.offset}: Int${since}): [${t}!]!`;
         case 'offsetTotal':
-          return `f${i}(${r.limit}: Int, ${r.offset}: Int = 0): ${t}Feed!`;
+          return `${field(i)}(${r.limit}: Int, ${r.offset}: Int = 0): ${t}Feed!`;
         case 'page':
-          return `f${i}(page: Int = 1, perPage: Int = 20): ${t}Page!`;
+          return `${field(i)}(page: Int = 1, perPage: Int = 20): ${t}Page!`;
         case 'plain':
-          return `f${i}: [${t}]`;
+          return `${field(i)}: [${t}]`;
         case 'single':
-          return `f${i}: ${t}`;
+          return `${field(i)}: ${t}`;
         case 'required':
-          return `f${i}(id: ID!): [${t}!]!`;
+          return `${field(i)}(id: ID!): [${t}!]!`;
         case 'scalars':
-          return `f${i}: [String!]!`;
+          return `${field(i)}: [String!]!`;
         default:
-          return `f${i}(search: String): ${t}Connection`;
+          return `${field(i)}(search: String): ${t}Connection`;
       }
     });
     sdl.push(`type Query { ${query.join(' ')} }`, 'type Mutation { change(id: ID!): T0 }');
-    return { sdl: sdl.join('\n'), roots };
+    return { sdl: sdl.join('\n'), roots, field };
   });
 
 describe('proposeCatalog over generated schemas', () => {
   it('never throws; every proposal is a valid stream whose document the schema accepts; never a required argument, a single object or a mutation', () => {
     fc.assert(
-      fc.property(schemaArb, ({ sdl, roots }) => {
-        const schema = buildSchema(sdl);
+      fc.property(schemaArb, ({ sdl, roots, field: fieldOf }) => {
+        // As introspect() takes it: valid or not (a type without fields), as servers on other stacks serve it.
+        const schema = buildSchema(sdl, { assumeValid: true });
         const proposal = proposeCatalog(schema);
         const names = proposal.streams.map((p) => p.stream.name);
         expect(new Set(names).size).toBe(names.length);
+        for (const n of names) expect(n.length).toBeLessThanOrEqual(63);
         // Every proposal passes the streams file's own checks, and the schema validates its document.
         if (names.length) parseStreams({ streams: proposal.streams.map((p) => p.stream) }, 'the proposal');
         for (const p of proposal.streams) {
           expect(validate(schema, parse(p.stream.document))).toEqual([]);
           expect(p.fields).toBeGreaterThan(0);
+          // A fan-out is cut at the budget, counted before descending; a type without fields is never selected.
+          expect(p.fields).toBeLessThanOrEqual(SELECTION_LEAVES);
+          expect(p.stream.document).not.toMatch(/\bleeg\b/);
         }
         // Every root field is accounted for: a stream or a reason.
         expect(names.length + proposal.skipped.length).toBe(roots.length);
         roots.forEach((r, i) => {
-          const field = `f${i}`;
-          const stream = proposal.streams.find((p) => p.stream.document.includes(` ${field}`));
+          const field = fieldOf(i);
+          const stream = proposal.streams.find(
+            (p) => p.stream.document.includes(` ${field}(`) || p.stream.document.includes(` ${field} `),
+          );
           if (['single', 'required', 'scalars'].includes(r.kind)) expect(stream).toBeUndefined();
           if (['edges', 'nodes'].includes(r.kind)) expect(stream?.stream.pagination).toBe('cursor');
           if (r.kind === 'page') expect(stream?.stream.pagination).toBe('page');
@@ -170,6 +198,22 @@ describe('proposeCatalog over generated schemas', () => {
     expect(p.c.stream.idPath).toBe('');
     expect(p.c.key).toMatch(/deletion|update/i);
   });
+
+  it('keys a record by its own identifier, never by the ID of another record it points at', () => {
+    const schema = buildSchema(`
+      type Bewijs { maatregelId: ID! uuid: String! titel: String }
+      type Taak { taakId: ID! projectId: ID! naam: String }
+      type Link { fromId: ID! toId: ID! }
+      type Query { bewijzen: [Bewijs!]! taken: [Taak!]! links: [Link!]! }
+    `);
+    const p = Object.fromEntries(proposeCatalog(schema).streams.map((s) => [s.stream.name, s]));
+    expect(p.bewijzen.stream.idPath).toBe('uuid');
+    expect(p.taken.stream.idPath).toBe('taakId');
+    expect(p.taken.key).toMatch(/own ID field/);
+    // Only references: one is taken, and the proposal says what to check.
+    expect(p.links.stream.idPath).toBe('fromId');
+    expect(p.links.key).toMatch(/refers to another record/);
+  });
 });
 
 describe('drift', () => {
@@ -196,5 +240,59 @@ describe('drift', () => {
   it('a collection field gone is a problem, not a field to drop', () => {
     const after = buildSchema(`type Item { id: ID! } type Query { things: [Item!]! }`);
     expect(driftOf(after, stream).problems.join(' ')).toMatch(/items/);
+  });
+});
+
+describe('a schema graphql-js calls invalid, as servers on other stacks serve it', () => {
+  const sdl = `
+    type Leeg
+    type Item { id: ID! name: String leeg: Leeg }
+    type Query { items: [Item!]! other: [Item!]! leeg: Leeg }
+  `;
+  const tenant = (schema = buildSchema(sdl, { assumeValid: true })) =>
+    ({
+      endpoint: 'https://tenant.example/graphql',
+      request: async () => introspectionFromSchema(schema),
+    }) as unknown as TenantGraphqlClient;
+
+  it('is read, its problems named once with the type they are about', async () => {
+    const schema = await introspect(tenant());
+    expect(schemaProblems(schema)).toEqual([
+      { type: 'Leeg', message: 'Type Leeg must define one or more fields.' },
+    ]);
+    // Discovery never selects the type; the streams it proposes are untouched by the problem.
+    for (const p of proposeCatalog(schema).streams) {
+      expect(p.stream.document).not.toMatch(/\bleeg\b/);
+      expect(invalidTouched(schema, p.stream, schemaProblems(schema))).toEqual([]);
+      expect(driftOf(schema, p.stream).problems).toEqual([]);
+    }
+  });
+
+  it('a stream that selects the invalid type is the only one touched; checking it never throws', async () => {
+    const schema = await introspect(tenant());
+    const [reads, clean] = parseStreams(
+      {
+        streams: [
+          {
+            name: 'items',
+            pagination: 'none',
+            document: 'query Items { items { id leeg { __typename } } }',
+            paths: { records: 'items' },
+          },
+          {
+            name: 'other',
+            pagination: 'none',
+            document: 'query Other { other { id name } }',
+            paths: { records: 'other' },
+          },
+        ],
+      },
+      'test',
+    );
+    expect(invalidTouched(schema, reads, schemaProblems(schema))).toEqual([
+      { type: 'Leeg', message: 'Type Leeg must define one or more fields.' },
+    ]);
+    expect(invalidTouched(schema, clean, schemaProblems(schema))).toEqual([]);
+    expect(() => driftOf(schema, reads)).not.toThrow();
   });
 });

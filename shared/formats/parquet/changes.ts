@@ -8,6 +8,8 @@ export interface ChangesParquetOptions {
   rejected?: RejectedPolicy;
   /** With `quarantine`: where the records set aside go, one JSON line each (`{id, reason, record}`). */
   quarantineFile?: string;
+  /** The record keys the stream selects: its columns; a key a record carries beyond them is not one. */
+  fields?: readonly string[];
 }
 
 /**
@@ -54,6 +56,7 @@ export async function writeChangesParquet(
       { name: 'content_hash', kind: 'STRING', value: (c) => (c.kind === 'deleted' ? null : c.changeId) },
     ],
     recordOf: (c) => c.record,
+    fields: options.fields,
   });
   return { rows, rejected };
 }

@@ -35,7 +35,17 @@ export interface LeadingColumn<T> {
  */
 export class ColumnLearner {
   private readonly seen = new Map<string, ColumnKind | undefined>();
-  constructor(private readonly skip: string[] = []) {}
+  private readonly allowed?: ReadonlySet<string>;
+  /** Values under keys the stream does not select (a server that answers more than asked): counted, not columns. */
+  unexpected = 0;
+
+  constructor(
+    private readonly skip: string[] = [],
+    /** The record keys the stream selects: the only columns there may be (undefined: whatever records carry). */
+    fields?: readonly string[],
+  ) {
+    if (fields) this.allowed = new Set(fields);
+  }
 
   add(record: unknown): void {
     if (!record || typeof record !== 'object' || Array.isArray(record)) return;
@@ -47,6 +57,10 @@ export class ColumnLearner {
       // CPU went to this walk).
       if (now === was && (now !== undefined || this.seen.has(k))) continue;
       if (this.skip.includes(k)) continue; // already a leading column
+      if (this.allowed && !this.allowed.has(k)) {
+        this.unexpected++;
+        continue;
+      }
       if (!this.seen.has(k)) this.seen.set(k, now);
       else if (now && was && was !== now) this.seen.set(k, 'JSON');
       else if (now && !was) this.seen.set(k, now);
@@ -62,8 +76,9 @@ export async function learnColumns<T>(
   pages: () => AsyncIterable<T[]>,
   recordOf: (item: T) => unknown,
   skip: string[],
+  fields?: readonly string[],
 ): Promise<Map<string, ColumnKind>> {
-  const learner = new ColumnLearner(skip);
+  const learner = new ColumnLearner(skip, fields);
   for await (const items of pages()) for (const item of items) learner.add(recordOf(item));
   return learner.columns();
 }

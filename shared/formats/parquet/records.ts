@@ -19,7 +19,7 @@ const RECORDS: { leading: LeadingColumn<unknown>[]; recordOf: (r: unknown) => un
 };
 
 export class ParquetOfRecords {
-  private readonly learner = new ColumnLearner();
+  private readonly learner: ColumnLearner;
   private early?: ParquetRows<unknown>;
   /** Whether a page changed the columns: it and the later ones are in the NDJSON file. */
   private late = false;
@@ -27,8 +27,14 @@ export class ParquetOfRecords {
   constructor(
     private readonly file: string,
     /** Each piece of the file as it is written, while the columns hold (`rewrites` false). */
-    private readonly options: { onBytes?: (bytes: Uint8Array) => void } = {},
-  ) {}
+    private readonly options: {
+      onBytes?: (bytes: Uint8Array) => void;
+      /** The record keys the stream selects: the only columns there may be. */
+      fields?: readonly string[];
+    } = {},
+  ) {
+    this.learner = new ColumnLearner([], options.fields);
+  }
 
   /** Whether a page changed the columns, so that `finish` writes the file again: pieces given so far are void. */
   get rewrites(): boolean {

@@ -184,7 +184,13 @@ export class ParquetRows<T> {
 export async function writeParquet<T>(
   pages: () => AsyncIterable<T[]>,
   file: string,
-  options: { leading: LeadingColumn<T>[]; recordOf: (item: T) => unknown; columns?: Map<string, ColumnKind> },
+  options: {
+    leading: LeadingColumn<T>[];
+    recordOf: (item: T) => unknown;
+    columns?: Map<string, ColumnKind>;
+    /** The record keys the stream selects: the only columns a record's fields may have. */
+    fields?: readonly string[];
+  },
 ): Promise<number> {
   const { leading, recordOf } = options;
   const columns =
@@ -193,6 +199,7 @@ export async function writeParquet<T>(
       pages,
       recordOf,
       leading.map((c) => c.name),
+      options.fields,
     ));
   const tmp = `${file}.tmp`;
   try {
