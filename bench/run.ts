@@ -1,4 +1,5 @@
 import { coldstartBench } from './coldstart';
+import { discoverBench } from './discover';
 import { exportBench } from './export';
 import { importBench } from './import';
 import { importBodyBench } from './import-body';
@@ -10,6 +11,7 @@ import { tokenBench } from './token';
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   token: tokenBench,
   coldstart: coldstartBench,
+  discover: discoverBench,
   sync: syncBench,
   export: exportBench,
   import: importBench,

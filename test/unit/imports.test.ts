@@ -306,6 +306,15 @@ describe('operations and their variables', () => {
     expect(schemaProblems(updateKpi, schema)).toEqual([]);
   });
 
+  it('a tenant schema graphql-js calls invalid (a type without fields) refuses no operation, and the variables are still checked', () => {
+    const invalid = buildSchema(
+      'type Leeg type Kpi { id: ID! value: Float } input UpdateKpiInput { value: Float } type Query { kpi: Kpi leeg: Leeg } type Mutation { updateKpi(id: ID!, input: UpdateKpiInput!): Kpi }',
+    );
+    expect(() => schemaProblems(updateKpi, invalid)).not.toThrow();
+    expect(schemaProblems(updateKpi, invalid)).toEqual([]);
+    expect(variableProblems(updateKpi, { id: 'k1', input: { valu: 1 } }, invalid).join()).toMatch(/valu/);
+  });
+
   it('the allow-list file: refused by name when it is not one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ops-'));
     const file = join(dir, 'ops.json');

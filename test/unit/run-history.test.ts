@@ -198,7 +198,7 @@ describe('run history', () => {
 });
 
 describe('status page', () => {
-  it("shows each stream's pass and what the run found about the tenant's schema, escaped", () => {
+  it("shows each stream's pass, a lowered page size, and what the run found about the tenant's schema, escaped", () => {
     const html = statusPage({
       tenant: 'acme',
       generatedAt: '2026-11-23T10:00:00.000Z',
@@ -216,6 +216,7 @@ describe('status page', () => {
               deleted: 0,
               unchanged: 0,
               pass: 'incremental',
+              pageSize: { size: 23, limit: 'the tenant’s complexity ceiling' },
             },
           },
           schema: {
@@ -226,6 +227,8 @@ describe('status page', () => {
       ],
     });
     expect(html).toContain('<td>incremental</td>');
+    // A page size the tenant refused, and the one the stream reads with (shared/graphql/limits.ts).
+    expect(html).toContain('page size lowered to 23: the tenant’s complexity ceiling');
     expect(html).toContain(
       'the tenant has fields this stream does not read — audience, &lt;b&gt;x&lt;/b&gt;',
     );
