@@ -1,46 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../clock';
-import { bounded, codeOf, GraphqlErrors, type ErrorCode } from '../errors';
+import { systemClock } from '../clock';
+import { bounded, codeOf, GraphqlErrors } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { silentLogger, type Logger } from '../log';
+import { silentLogger } from '../log';
 import type { RunCatalog } from '../catalog';
 import { parseStreams, type StreamDefinition } from '../streams';
 import type { ChangeDetector } from './changes';
 import { endPass, listPages, openPass } from './stream-pass';
-import { noCounts, type StreamCounts } from '../changes';
-import { type PassKind, type PassPolicy } from './passes';
-import type { ChangeSink, RunManifest } from '../sinks';
-import type { SyncRunRecord, SyncStateStore } from './state';
+import { noCounts } from '../changes';
+import type { PassKind } from './passes';
+import type { RunManifest } from '../sinks';
+import type { SyncRunRecord } from './state';
 import type { LoweredPageSize } from '../runs/history';
+import type { StreamResult, SyncContext } from './context';
 
-export interface SyncContext {
-  tenant: string;
-  state: SyncStateStore;
-  sink: ChangeSink;
-  clock?: Clock;
-  logger?: Logger;
-  abortSignal?: AbortSignal;
-  /** How often incremental streams get a full pass, and their overlap (default: DEFAULT_PASS_POLICY). */
-  passes?: PassPolicy;
-  /** After each page; `expected` is the record count of the last complete pass (0: unknown). */
-  onPage?: (stream: string, counts: StreamCounts, expected: number) => void;
-}
-
-export interface StreamResult {
-  stream: string;
-  ok: boolean;
-  /** False when the slice ended at its deadline with pages left: call again to carry on. */
-  done: boolean;
-  counts: StreamCounts;
-  error?: string;
-  errorCode?: ErrorCode;
-  /** Time this stream's slices took, summed by the orchestrator (for run history). */
-  durationMs?: number;
-  /** Whether the pass read everything or only what changed (shared/sync/passes.ts). */
-  pass?: PassKind;
-  /** The page size the stream reads with when the tenant refused its own, and which limit refused it. */
-  pageSize?: LoweredPageSize;
-}
+export type { StreamResult, SyncContext };
 
 const describe = (err: unknown) => ({
   error: bounded(err instanceof Error ? err.message : String(err)),

@@ -19,7 +19,7 @@ import {
   type SnapshotMeta,
 } from './snapshot';
 import type { SyncRunRecord, SyncStateStore } from './state';
-import type { StreamResult, SyncContext } from './run';
+import type { StreamResult, SyncContext } from './context';
 
 /*
  * One stream's pass, in its phases (shared/sync/run.ts's `syncStream` calls them in turn):
