@@ -6,6 +6,7 @@ import { driftOf, invalidTouched, propagate } from '../../shared/catalog/drift';
 import { introspect, schemaProblems } from '../../shared/catalog/introspect';
 import type { TenantGraphqlClient } from '../../shared/graphql/client';
 import { parseStreams } from '../../shared/streams';
+import { catalogJson, runCatalog } from '../../shared/catalog';
 
 /**
  * Discovery and drift against schemas nobody designed for us: generated ones (fast-check) with every way of paging a
@@ -294,5 +295,55 @@ describe('a schema graphql-js calls invalid, as servers on other stacks serve it
     ]);
     expect(invalidTouched(schema, clean, schemaProblems(schema))).toEqual([]);
     expect(() => driftOf(schema, reads)).not.toThrow();
+  });
+});
+
+describe('SYNC_SCHEMA_CHANGES=propagate, stream by stream', () => {
+  it('a stream whose adoption does not fit (its key field gone) is held back alone; the others adopt', async () => {
+    const now = buildSchema(`
+      type Item { name: String size: Int }
+      type Other { id: ID! name: String colour: String }
+      type Query { items: [Item!]! others: [Other!]! }
+    `);
+    const streams = parseStreams(
+      {
+        streams: [
+          {
+            name: 'items',
+            pagination: 'none',
+            document: 'query I { items { id name } }',
+            paths: { records: 'items' },
+          },
+          {
+            name: 'others',
+            pagination: 'none',
+            document: 'query O { others { id name } }',
+            paths: { records: 'others' },
+          },
+        ],
+      },
+      'test',
+    );
+    let written = '';
+    const catalog = await runCatalog({
+      graphql: {
+        endpoint: 'https://tenant.example/graphql',
+        request: async () => introspectionFromSchema(now),
+      } as unknown as TenantGraphqlClient,
+      state: {
+        readCatalog: async () => catalogJson(streams, '2026-11-27T00:00:00.000Z'),
+        writeCatalog: async (_tenant, json) => void (written = json),
+      },
+      tenant: 'acme',
+      schemaChanges: 'propagate',
+      now: () => Date.parse('2026-11-27T01:00:00.000Z'),
+    });
+    // `items` lost its key (`id`): taking it out leaves no key to read by — held back, naming why.
+    expect(catalog.blocked.items).toMatchObject({ code: 'schema_drift' });
+    expect(catalog.blocked.items.message).toMatch(/no longer has id.*Its adoption did not fit/);
+    // `others` gained a field: adopted, and the stored catalog says so.
+    expect(catalog.changes).toEqual([{ stream: 'others', added: ['colour'], removed: [] }]);
+    expect(catalog.blocked.others).toBeUndefined();
+    expect(written).toContain('colour');
   });
 });
