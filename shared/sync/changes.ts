@@ -57,6 +57,16 @@ export class ChangeDetector {
   private readonly again: () => AsyncIterable<Buffer>;
   private readonly pageEntries = new EntryWriter();
   private readonly ids?: IdSet;
+  /**
+   * `uniqueKeys`: the ids of this pass the previous snapshot does not hold (those it holds are marked there), by a
+   * 32-bit fingerprint; an id whose fingerprint was met before is a suspect, counted in the pass's own entries when
+   * the listing ends (`verifyKeys`) — so a key met twice fails the stream, and ids that only share a fingerprint
+   * do not. A table of 8 bytes an id would have cost 48 MB of peak RSS at 1 M records (segments, and the old
+   * tables of each growth, held until collected); this one ~8 MB.
+   */
+  private readonly newKeys?: KeySet;
+  /** Ids whose fingerprint was met before in this pass: checked by `verifyKeys` when the listing ends. */
+  readonly suspects = new Set<string>();
 
   /** `previous`: the last pass's snapshot, as an index and its entries to read again, or its entries in memory. */
   constructor(
@@ -68,7 +78,8 @@ export class ChangeDetector {
       previous === undefined || Buffer.isBuffer(previous) ? inMemory(previous) : previous;
     this.previous = index;
     this.again = again;
-    if (options.repeats || (options.uniqueKeys && options.idPath)) this.ids = new IdSet();
+    if (options.repeats) this.ids = new IdSet();
+    else if (options.uniqueKeys && options.idPath) this.newKeys = new KeySet();
     this.idAt = pathGetter(options.idPath);
     this.highWaterAt = pathGetter(options.highWaterField ?? '');
   }
@@ -124,16 +135,15 @@ export class ChangeDetector {
       const changeId = changeIdFor(this.stream, id, json);
       const i = this.previous.find(idBytes);
       if (this.ids && !this.ids.add(idBytes)) {
-        if (!this.options.repeats)
-          throw new IntegrationError(
-            'duplicate_key',
-            `stream ${this.stream}: two records of this pass have ${this.options.idPath} ${JSON.stringify(id).slice(0, 200)}, so ${this.options.idPath} is not each record's own key and one would be lost; nothing was merged. \`tenant-integrations discover\` proposes the record's own key: set it as the stream's idPath in SYNC_STREAMS_FILE`,
-          );
         this.repeated++;
         continue; // listed again in this pass (the collection moved under the offsets): counted once
       }
+      if (this.newKeys && i < 0 && !this.newKeys.add(idBytes)) this.suspect(id);
       this.counts.read++;
-      if (i >= 0 && !this.previous.mark(i)) continue; // the same id twice in one pass: counted once
+      if (i >= 0 && !this.previous.mark(i)) {
+        if (this.newKeys) throw this.duplicate(id);
+        continue; // the same id twice in one pass: counted once
+      }
       this.pageEntries.add(idBytes, changeId);
       if (i < 0) {
         this.counts.created++;
@@ -144,6 +154,39 @@ export class ChangeDetector {
       } else this.counts.unchanged++;
     }
     return out;
+  }
+
+  private suspect(id: string): void {
+    // Far more than fingerprints alone would share (~120 at 1 M ids): the key repeats, whatever the count says.
+    if (this.suspects.size >= 100_000) throw this.duplicate(id);
+    this.suspects.add(id);
+  }
+
+  private duplicate(id: string): IntegrationError {
+    const key = this.options.idPath;
+    return new IntegrationError(
+      'duplicate_key',
+      `stream ${this.stream}: two records of this pass have ${key} ${JSON.stringify(id).slice(0, 200)}, so ${key} is not each record's own key and one would be lost; the pass stops before it is sealed. \`tenant-integrations discover\` proposes the record's own key: set it as the stream's idPath in SYNC_STREAMS_FILE`,
+    );
+  }
+
+  /**
+   * After the listing, before anything is sealed (`uniqueKeys`): each suspect counted in the pass's entries (its
+   * checkpoint log); one met twice fails the stream with `duplicate_key`.
+   */
+  async verifyKeys(entries: AsyncIterable<Buffer>): Promise<void> {
+    if (!this.suspects.size) return;
+    const seen = new Set<string>();
+    for await (const chunk of entries) {
+      let twice: string | undefined;
+      forEachEntry(chunk, (id) => {
+        const key = id.toString();
+        if (twice || !this.suspects.has(key)) return;
+        if (seen.has(key)) twice = key;
+        seen.add(key);
+      });
+      if (twice) throw this.duplicate(twice);
+    }
   }
 
   /** The entries the last page adds to the next snapshot: what its checkpoint record keeps. */
@@ -164,6 +207,7 @@ export class ChangeDetector {
         this.ids?.add(id);
         const i = this.previous.find(id);
         if (i >= 0) this.previous.mark(i);
+        else if (this.newKeys && !this.newKeys.add(id)) this.suspect(id.toString());
       });
     Object.assign(this.counts, progress.counts);
     this.repeated = progress.repeated ?? 0;
@@ -255,5 +299,39 @@ class IdSet {
     const old = this.table;
     this.table = new Uint32Array(old.length * 2);
     for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.insert(this.table, old[i], old[i + 1]);
+  }
+}
+
+/**
+ * Ids by a 32-bit fingerprint (fnv1a, never 0) in 64 open-addressing segments, each at most half full: ~8 bytes an id,
+ * and a growth copies one segment, not the whole table. A fingerprint met before may be another id: the caller
+ * checks (`ChangeDetector.verifyKeys`).
+ */
+class KeySet {
+  private readonly segments = Array.from({ length: 64 }, () => ({ table: new Uint32Array(256), size: 0 }));
+
+  /** False when this fingerprint was added before. */
+  add(id: Buffer): boolean {
+    const a = fnv1a32(id) || 1;
+    const s = this.segments[a >>> 26];
+    if ((s.size + 1) * 2 > s.table.length) {
+      const old = s.table;
+      s.table = new Uint32Array(old.length * 2);
+      for (const v of old) if (v !== 0) KeySet.insert(s.table, v);
+    }
+    const added = KeySet.insert(s.table, a);
+    if (added) s.size++;
+    return added;
+  }
+
+  private static insert(table: Uint32Array, a: number): boolean {
+    const mask = table.length - 1;
+    for (let slot = a & mask; ; slot = (slot + 1) & mask) {
+      if (table[slot] === 0) {
+        table[slot] = a;
+        return true;
+      }
+      if (table[slot] === a) return false;
+    }
   }
 }

@@ -365,6 +365,8 @@ export async function endPass(
   const name = stream.name;
   const { detector: d, chosen, previous, changedPages } = open;
   await open.checkpoints.settle(); // the listing's last pages, when the sink still holds them
+  // A key met twice in a listing that gives each record once fails the stream here, before anything is sealed.
+  if (d.suspects.size) await d.verifyKeys(logEntries(await readLog(state, tenant, name)));
   const unseen = unseenFor(stream, chosen.pass, {
     repeated: d.repeated,
     total: open.total,

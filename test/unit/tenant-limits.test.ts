@@ -4,6 +4,8 @@ import { GraphqlErrors, IntegrationError } from '../../shared/errors';
 import type { TenantGraphqlClient } from '../../shared/graphql/client';
 import { ColumnLearner } from '../../shared/formats/parquet/columns';
 import { sizeRefusal } from '../../shared/graphql/limits';
+import { ChangeDetector } from '../../shared/sync/changes';
+import { fnv1a32 } from '../../shared/sync/hash';
 import { recordKeys } from '../../shared/streams/document';
 import { paginate, type Page } from '../../shared/graphql/pager';
 import { Pacer, rateStateOf } from '../../shared/net/pacer';
@@ -335,5 +337,53 @@ describe('a record carrying keys nobody selected', () => {
         ['items', 'nodes'],
       ),
     ).toEqual(['id', 'label', 'size', 'owner']);
+  });
+});
+
+describe('a key met twice in a listing that gives each record once', () => {
+  const entriesOf = async function* (pages: Buffer[]) {
+    yield* pages;
+  };
+  it('first run: the stream fails when the listing ends, naming the key and its value — nothing sealed before', async () => {
+    const d = new ChangeDetector('bewijzen', undefined, { idPath: 'maatregelId', uniqueKeys: true });
+    const pages: Buffer[] = [];
+    d.page([
+      { maatregelId: 'm1', t: 1 },
+      { maatregelId: 'm2', t: 2 },
+    ]);
+    pages.push(d.takePageEntries());
+    d.page([
+      { maatregelId: 'm3', t: 3 },
+      { maatregelId: 'm1', t: 4 },
+    ]);
+    pages.push(d.takePageEntries());
+    const failure = await d.verifyKeys(entriesOf(pages)).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: 'duplicate_key' });
+    expect((failure as Error).message).toContain('two records of this pass have maatregelId "m1"');
+  });
+  it('ids that only share a 32-bit fingerprint are not a duplicate', async () => {
+    // Two ids whose fnv1a32 is the same: a birthday search, ~80 000 ids.
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair; i++) {
+      const id = `rec-${i}`;
+      const h = fnv1a32(Buffer.from(id)) || 1;
+      const other = seen.get(h);
+      if (other) pair = [other, id];
+      else seen.set(h, id);
+    }
+    const d = new ChangeDetector('items', undefined, { idPath: 'id', uniqueKeys: true });
+    d.page([{ id: pair[0] }, { id: 'x' }]);
+    const first = d.takePageEntries();
+    d.page([{ id: pair[1] }]);
+    expect(d.suspects.size).toBe(1);
+    await expect(d.verifyKeys(entriesOf([first, d.takePageEntries()]))).resolves.toBeUndefined();
+  });
+  it('a full pass over a stored snapshot: a known key met twice fails at once', () => {
+    const before = new ChangeDetector('items', undefined, { idPath: 'id' });
+    before.page([{ id: 'a' }, { id: 'b' }]);
+    const d = new ChangeDetector('items', before.takePageEntries(), { idPath: 'id', uniqueKeys: true });
+    d.page([{ id: 'a', v: 1 }]);
+    expect(() => d.page([{ id: 'a', v: 2 }])).toThrow('two records of this pass have id "a"');
   });
 });
