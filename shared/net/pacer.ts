@@ -77,8 +77,8 @@ export class Pacer {
   private rate = Infinity;
   private nextAt = 0;
   private readonly sent: number[] = [];
-  /** How many requests waited, and 429s seen: for tests and the run's telemetry. */
-  readonly stats = { waited: 0, refusals: 0 };
+  /** How many requests had to wait (tests read it). */
+  readonly stats = { waited: 0 };
 
   constructor(options: PacerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -108,20 +108,16 @@ export class Pacer {
       if (state.resetSeconds !== undefined) this.resetAt = now + state.resetSeconds * 1000;
       // What is left, less the requests of ours the tenant may not have counted yet.
       if (state.remaining !== undefined) this.available = state.remaining - this.inFlight;
-      if (status === 429) {
-        this.stats.refusals++;
-        this.available = 0;
-      }
+      if (status === 429) this.available = 0;
       return;
     }
     if (status === 429) {
-      this.stats.refusals++;
       const lastSecond = this.sent.filter((t) => t > now - 1000).length;
       this.rate = Math.max(this.minRate, Math.min(this.rate, Math.max(1, lastSecond)) / 2);
       this.nextAt = Math.max(this.nextAt, now + 1000 / this.rate);
     } else if (status >= 200 && status < 500 && Number.isFinite(this.rate)) {
       this.rate += 1 / this.rate;
-      // Well past any rate seen refused: stop pacing (and counting).
+      // Well past any rate seen refused: stop pacing.
       if (this.rate > 1000) this.rate = Infinity;
     }
   }

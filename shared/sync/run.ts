@@ -6,12 +6,11 @@ import { silentLogger } from '../log';
 import type { RunCatalog } from '../catalog';
 import { parseStreams, type StreamDefinition } from '../streams';
 import type { ChangeDetector } from './changes';
-import { endPass, listPages, openPass } from './stream-pass';
+import { endPass, listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
 import { noCounts } from '../changes';
 import type { PassKind } from './passes';
 import type { RunManifest } from '../sinks';
 import type { SyncRunRecord } from './state';
-import type { LoweredPageSize } from '../runs/history';
 import type { StreamResult, SyncContext } from './context';
 
 export type { StreamResult, SyncContext };
@@ -121,12 +120,12 @@ export async function syncStream(
   const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   const progress: { pass?: PassKind; detector?: ChangeDetector } = {};
-  let lowered: () => { pageSize?: LoweredPageSize } = () => ({});
+  let open: OpenPass | undefined; // a failure reports the page size the pass got to
   try {
     ctx.sink.drop?.(run.runId, name); // pages held by an earlier attempt of this pass come again from its checkpoint
-    const open = await openPass(stream, run, ctx, progress);
-    if (!('detector' in open)) return open; // done already, or only its seal was left
-    lowered = () => (open.lowered ? { pageSize: open.lowered } : {});
+    const opened = await openPass(stream, run, ctx, progress);
+    if (!('detector' in opened)) return opened; // done already, or only its seal was left
+    open = opened;
     if (!open.listingDone && (await listPages(graphql, stream, run, ctx, open, options)) === 'sliced')
       return {
         stream: name,
@@ -134,7 +133,7 @@ export async function syncStream(
         done: false,
         counts: { ...open.detector.counts },
         pass: open.chosen.pass,
-        ...lowered(),
+        ...loweredOf(open),
       };
     return await endPass(stream, run, ctx, open);
   } catch (err) {
@@ -148,7 +147,7 @@ export async function syncStream(
       counts,
       ...failure,
       ...(progress.pass ? { pass: progress.pass } : {}),
-      ...lowered(),
+      ...loweredOf(open),
     };
   }
 }

@@ -78,6 +78,10 @@ export interface OpenPass {
   lowered?: { size: number; limit: string };
 }
 
+/** A stream result's `pageSize`: the size the pass reads with, when the tenant refused the stream's own. */
+export const loweredOf = (open: Pick<OpenPass, 'lowered'> | undefined) =>
+  open?.lowered ? { pageSize: open.lowered } : {};
+
 /** A learnt page size as stored: used only when it is a size and below the stream's own. */
 function learnt(stream: StreamDefinition, kept: unknown): { size: number; limit: string } | undefined {
   const k = kept as { size?: unknown; limit?: unknown } | undefined;
@@ -428,6 +432,6 @@ export async function endPass(
     done: true,
     counts: { ...d.counts },
     pass: chosen.pass,
-    ...(open.lowered ? { pageSize: open.lowered } : {}),
+    ...loweredOf(open),
   };
 }

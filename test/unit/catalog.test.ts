@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { buildSchema, introspectionFromSchema, parse, validate } from 'graphql';
+import { buildSchema, introspectionFromSchema, parse, validate, type GraphQLSchema } from 'graphql';
 import { proposeCatalog } from '../../shared/catalog/discover';
 import { SELECTION_LEAVES } from '../../shared/catalog/selection';
 import { driftOf, invalidTouched, propagate } from '../../shared/catalog/drift';
@@ -244,17 +244,34 @@ describe('drift', () => {
   });
 });
 
+/** A tenant whose introspection answers this schema (taken as valid, as servers on other stacks serve it). */
+const tenantServing = (schema: GraphQLSchema) =>
+  ({
+    endpoint: 'https://tenant.example/graphql',
+    request: async () => introspectionFromSchema(schema),
+  }) as unknown as TenantGraphqlClient;
+
+/** Streams of one answer each, reading `document` from the root field of their name. */
+const unpaged = (...streams: Array<[name: string, document: string]>) =>
+  parseStreams(
+    {
+      streams: streams.map(([name, document]) => ({
+        name,
+        pagination: 'none',
+        document,
+        paths: { records: name },
+      })),
+    },
+    'test',
+  );
+
 describe('a schema graphql-js calls invalid, as servers on other stacks serve it', () => {
   const sdl = `
     type Leeg
     type Item { id: ID! name: String leeg: Leeg }
     type Query { items: [Item!]! other: [Item!]! leeg: Leeg }
   `;
-  const tenant = (schema = buildSchema(sdl, { assumeValid: true })) =>
-    ({
-      endpoint: 'https://tenant.example/graphql',
-      request: async () => introspectionFromSchema(schema),
-    }) as unknown as TenantGraphqlClient;
+  const tenant = () => tenantServing(buildSchema(sdl, { assumeValid: true }));
 
   it('is read, its problems named once with the type they are about', async () => {
     const schema = await introspect(tenant());
@@ -271,24 +288,9 @@ describe('a schema graphql-js calls invalid, as servers on other stacks serve it
 
   it('a stream that selects the invalid type is the only one touched; checking it never throws', async () => {
     const schema = await introspect(tenant());
-    const [reads, clean] = parseStreams(
-      {
-        streams: [
-          {
-            name: 'items',
-            pagination: 'none',
-            document: 'query Items { items { id leeg { __typename } } }',
-            paths: { records: 'items' },
-          },
-          {
-            name: 'other',
-            pagination: 'none',
-            document: 'query Other { other { id name } }',
-            paths: { records: 'other' },
-          },
-        ],
-      },
-      'test',
+    const [reads, clean] = unpaged(
+      ['items', 'query Items { items { id leeg { __typename } } }'],
+      ['other', 'query Other { other { id name } }'],
     );
     expect(invalidTouched(schema, reads, schemaProblems(schema))).toEqual([
       { type: 'Leeg', message: 'Type Leeg must define one or more fields.' },
@@ -305,31 +307,13 @@ describe('SYNC_SCHEMA_CHANGES=propagate, stream by stream', () => {
       type Other { id: ID! name: String colour: String }
       type Query { items: [Item!]! others: [Other!]! }
     `);
-    const streams = parseStreams(
-      {
-        streams: [
-          {
-            name: 'items',
-            pagination: 'none',
-            document: 'query I { items { id name } }',
-            paths: { records: 'items' },
-          },
-          {
-            name: 'others',
-            pagination: 'none',
-            document: 'query O { others { id name } }',
-            paths: { records: 'others' },
-          },
-        ],
-      },
-      'test',
+    const streams = unpaged(
+      ['items', 'query I { items { id name } }'],
+      ['others', 'query O { others { id name } }'],
     );
     let written = '';
     const catalog = await runCatalog({
-      graphql: {
-        endpoint: 'https://tenant.example/graphql',
-        request: async () => introspectionFromSchema(now),
-      } as unknown as TenantGraphqlClient,
+      graphql: tenantServing(now),
       state: {
         readCatalog: async () => catalogJson(streams, '2026-11-27T00:00:00.000Z'),
         writeCatalog: async (_tenant, json) => void (written = json),
