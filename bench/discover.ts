@@ -27,11 +27,13 @@ const { buildClientSchema, getIntrospectionQuery } = require('graphql');
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+    redirect: 'error',
   }).then((r) => r.json());
   const answer = await fetch(baseUrl + '/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer ' + t.access_token },
     body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: false }) }),
+    redirect: 'error',
   }).then((r) => r.json());
   const schema = buildClientSchema(answer.data, { assumeValid: true });
   process.stdout.write(JSON.stringify({ types: Object.keys(schema.getTypeMap()).length }) + '\\n');
