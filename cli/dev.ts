@@ -43,8 +43,13 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
+// On Windows, Core Tools installed from npm is `func.cmd`, which only a shell starts (and `where` finds it).
+const windows = process.platform === 'win32';
 const onPath = (cmd: string) =>
-  spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+  (windows
+    ? spawnSync('where', [cmd], { stdio: 'ignore' })
+    : spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' })
+  ).status === 0;
 
 interface HostLine {
   url: string;
@@ -117,7 +122,7 @@ export async function devCommand(args: string[]): Promise<number> {
     let functions: string[] | undefined;
     if (onPath('func') && port !== 0) {
       // Core Tools present: the real host. Keys are then func's own (see `func keys list`).
-      host = spawn('func', ['start', '--port', String(port)], { env, stdio: 'inherit' });
+      host = spawn('func', ['start', '--port', String(port)], { env, stdio: 'inherit', shell: windows });
       apiBaseUrl = `http://127.0.0.1:${port}/api`;
     } else {
       const started = startHost(env, port);

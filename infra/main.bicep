@@ -115,6 +115,9 @@ param durableBackend string = 'storage'
 @maxValue(4)
 param durableAlwaysReadyInstances int = 1
 
+@description('Every other app setting the operator set in the azd environment (base64 of a JSON object), gathered by the preprovision hook from the app\'s configuration schema (tools/app-settings.ts): Bicep writes the whole settings list, so a setting set elsewhere would be gone at the next provision. The settings below win over it.')
+param appSettingsBase64 string = ''
+
 @description('Part of every resource name, made once per deployment by the preprovision hook and cleared by postdown, so `azd up` after `azd down` does not collide with the soft-deleted Key Vaults (purge protection keeps their names 90 days).')
 param resourceSuffix string = ''
 
@@ -219,7 +222,7 @@ module app 'modules/function-app.bicep' = {
     maximumInstanceCount: maximumInstanceCount
     manageEntraClientId: manageEntraClientId
     durableAlwaysReadyInstances: durableBackend == 'storage' ? durableAlwaysReadyInstances : 0
-    appSettings: {
+    appSettings: union(empty(appSettingsBase64) ? {} : json(base64ToString(appSettingsBase64)), {
       TENANT_NAME: tenantName
       TENANT_BASE_URL: tenantBaseUrl
       TENANT_AUTH_URL: tenantAuthUrl
@@ -251,7 +254,7 @@ module app 'modules/function-app.bicep' = {
       // The young generation as the CLI's sync has it (shared/node-flags.ts, APP_NODE_OPTIONS); fixed when the heap
       // is made, so only Node's start can set it. The app sets the other flag itself at start-up.
       NODE_OPTIONS: '--max-semi-space-size=4'
-    }
+    })
   }
 }
 

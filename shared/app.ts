@@ -1,5 +1,6 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { appClock } from './clock';
+import { appRoot } from './config/app-root';
 import { loadConfig } from './settings';
 import type { ExportSetup } from './exports/setup';
 import type { ImportSetup } from './imports/setup';
@@ -39,7 +40,9 @@ let app: App | undefined;
 export function appContext(): App {
   if (!app) {
     // Invalid settings fail here, at start-up, with one message naming every bad setting.
-    const config = loadConfig(process.env);
+    // Files the settings name (config/…) are the package's: resolved against the app's folder, wherever the host
+    // starts the worker.
+    const config = loadConfig(process.env, { cwd: appRoot(__dirname) });
     // The worker's heap held as the CLI's sync holds it (shared/node-flags.ts): a 1 M-record sync peaked ~70 MB lower.
     applyAppHeapFlags(process.execArgv, process.env.NODE_OPTIONS);
     const tracing = Boolean(config.telemetry.otlpEndpoint || config.telemetry.appInsightsConnectionString);

@@ -75,26 +75,66 @@ export const DURABLE_BACKENDS = ['storage', 'scheduler'] as const;
 export type DurableBackend = (typeof DURABLE_BACKENDS)[number];
 
 /**
+ * The storage provider types the Durable extension registers, as host.json's `storageProvider.type` names them. The
+ * host looks the type up among its providers without regard to case and does not start on any other ("Storage
+ * provider type (…) was not found"). Read from the extension's source and the providers' packages:
+ * `AzureStorage` (Azure/azure-functions-durable-extension, AzureStorageDurabilityProviderFactory), `azureManaged`
+ * (the Durable Task Scheduler: DurableTaskTriggersScaleProvider's AzureManagedProviderName, and every host.json of
+ * Azure-Samples/Durable-Task-Scheduler, e.g. samples/durable-functions/typescript/HelloCities), `mssql`
+ * (microsoft/durabletask-mssql) and `Netherite` (microsoft/durabletask-netherite, NetheriteProviderFactory).
+ */
+export const DURABLE_PROVIDER_TYPES = ['AzureStorage', 'azureManaged', 'mssql', 'Netherite'] as const;
+
+/**
+ * The extension bundle range the scheduler needs: for JavaScript apps the `azureManaged` provider is in the bundle
+ * from 4.32.0 (Microsoft Learn, "Quickstart: Configure a Durable Functions app to use Durable Task Scheduler").
+ */
+export const SCHEDULER_BUNDLE_RANGE = '[4.32.0, 5.0.0)';
+
+/**
  * host.json as it ships for a durable backend. `storage`: the file as it is (the storage account's queues and tables,
- * polled at most every 10 s — Microsoft's advice on Flex Consumption). `scheduler`: the Durable Task Scheduler, reached
- * through the connection string Bicep sets (DURABLE_TASK_SCHEDULER_CONNECTION_STRING: an endpoint and the identity).
+ * polled at most every 10 s — Microsoft's advice on Flex Consumption). `scheduler`: the Durable Task Scheduler
+ * (`azureManaged`) from a bundle that has it, reached through the connection string Bicep sets
+ * (DURABLE_TASK_SCHEDULER_CONNECTION_STRING: an endpoint and the identity, no key).
  */
 export function hostJsonFor(host: Record<string, unknown>, backend: DurableBackend): Record<string, unknown> {
   if (backend === 'storage') return host;
   const extensions = (host.extensions ?? {}) as Record<string, Record<string, unknown>>;
   return {
     ...host,
+    extensionBundle: {
+      ...(host.extensionBundle as Record<string, unknown>),
+      version: SCHEDULER_BUNDLE_RANGE,
+    },
     extensions: {
       ...extensions,
       durableTask: {
         ...extensions.durableTask,
         storageProvider: {
-          type: 'durabletask-scheduler',
+          type: 'azureManaged',
           connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
         },
       },
     },
   };
+}
+
+/**
+ * How a Node program starts npm on any platform. npm sets `npm_execpath` (its own CLI script) for the scripts it runs,
+ * so under `npm run package` — which azd's prepackage hook is — npm is started with this very Node: no shell, no PATH
+ * lookup. Without it (`node dist/tools/package.js`) a bare `npm` is found on PATH, except on Windows, where npm is
+ * `npm.cmd`, a batch file only a shell can start (execFile on `npm` fails there with ENOENT).
+ */
+export function npmInvocation(
+  args: string[],
+  options: { platform?: NodeJS.Platform; env?: Record<string, string | undefined>; execPath?: string } = {},
+): { file: string; args: string[]; shell: boolean } {
+  const execpath = (options.env ?? process.env).npm_execpath;
+  // npm_execpath names another package manager's script under pnpm or yarn: only npm's own is run with Node.
+  if (execpath && /npm-cli\.[cm]?js$/.test(execpath))
+    return { file: options.execPath ?? process.execPath, args: [execpath, ...args], shell: false };
+  const windows = (options.platform ?? process.platform) === 'win32';
+  return { file: windows ? 'npm.cmd' : 'npm', args, shell: windows };
 }
 
 const run = promisify(execFile);
@@ -190,21 +230,18 @@ export async function stagePackage(
   );
   if (options.install !== false) {
     log('npm ci --omit=dev');
-    await run(
-      'npm',
-      [
-        'ci',
-        '--omit=dev',
-        // Optional dependencies are the tests' PostgreSQL builds (and pg's Cloudflare adapter): none runs in Azure.
-        '--omit=optional',
-        '--ignore-scripts',
-        '--no-audit',
-        '--no-fund',
-        '--prefer-offline',
-        '--loglevel=error',
-      ],
-      { cwd: dir, maxBuffer: 16 << 20 },
-    );
+    const npm = npmInvocation([
+      'ci',
+      '--omit=dev',
+      // Optional dependencies are the tests' PostgreSQL builds (and pg's Cloudflare adapter): none runs in Azure.
+      '--omit=optional',
+      '--ignore-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+    ]);
+    await run(npm.file, npm.args, { cwd: dir, maxBuffer: 16 << 20, shell: npm.shell });
   }
   const bytes = await folderBytes(dir);
   const bundleBytes = (await stat(join(dir, 'dist', 'main.js'))).size;

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { loadConfig } from '../shared/settings';
 import { ConfigError } from '../shared/errors';
 import { nextOccurrence, parseNcrontab } from '../shared/ncrontab';
+import { appSettingsParameter, importableVariables, passedThroughSettings } from './app-settings';
 
 /**
  * azd's `preprovision` hook (azure.yaml): before Bicep runs, from the azd environment's values —
@@ -12,7 +14,9 @@ import { nextOccurrence, parseNcrontab } from '../shared/ncrontab';
  *   rule's window (`*_WINDOW_MINUTES`), rounded up to one the log-alert API accepts — Bicep only takes them;
  * - AZURE_RESOURCE_SUFFIX is made once per deployment: resource names include it, and `postdown` clears it, so
  *   `azd up` after `azd down` gets new names — a purge-protected Key Vault keeps its old name for 90 days. It is
- *   never made anew where the resource group exists.
+ *   never made anew where the resource group exists;
+ * - APP_SETTINGS_BASE64 carries every other setting the operator chose (tools/app-settings.ts).
+ * `--import-variables` takes a GitHub repository's variables into the azd environment (the workflows).
  * `azd down`'s `postdown` hook runs this with `--after-down`; `--print` prints the values as JSON, calling nothing.
  */
 
@@ -129,6 +133,8 @@ export async function provisionValues(
     POSTGRES_HOST: env.POSTGRES_HOST,
     POSTGRES_USER: env.POSTGRES_HOST ? 'the-app-identity' : undefined,
     WEBSITE_INSTANCE_ID: 'azure',
+    // Every other setting the operator chose, as the app will get it (tools/app-settings.ts).
+    ...passedThroughSettings(env),
   });
   const interval = longestGapMinutes(env.SYNC_SCHEDULE || '0 */15 * * * *');
   const windows = alertWindows(interval);
@@ -138,7 +144,39 @@ export async function provisionValues(
     SYNC_FAILED_WINDOW_MINUTES: String(windows.SYNC_FAILED_WINDOW_MINUTES),
     NO_SUCCESSFUL_SYNC_WINDOW_MINUTES: String(windows.NO_SUCCESSFUL_SYNC_WINDOW_MINUTES),
     NO_SUCCESSFUL_SYNC_ALERT: String(windows.NO_SUCCESSFUL_SYNC_ALERT),
+    APP_SETTINGS_BASE64: appSettingsParameter(env),
   };
+}
+
+/** What the hook itself sets in the azd environment on every provision (AZURE_RESOURCE_SUFFIX only when missing). */
+export const DERIVED = [
+  'SYNC_INTERVAL_MINUTES',
+  'SYNC_FAILED_WINDOW_MINUTES',
+  'NO_SUCCESSFUL_SYNC_WINDOW_MINUTES',
+  'NO_SUCCESSFUL_SYNC_ALERT',
+  'APP_SETTINGS_BASE64',
+] as const;
+
+/**
+ * `--import-variables`: the repository's variables (REPOSITORY_VARIABLES, the workflow's `toJSON(vars)`) into the azd
+ * environment, those of them a deployment reads (importableVariables) — so a setting is a repository variable of its
+ * own name, and the workflow needs no list that could fall behind the parameters file. Answers what it sets.
+ */
+export function variablesToImport(json: string | undefined, root: string): Record<string, string> {
+  let vars: unknown;
+  try {
+    vars = JSON.parse(json || '{}');
+  } catch {
+    throw new Error('REPOSITORY_VARIABLES is not JSON: pass `${{ toJSON(vars) }}`');
+  }
+  if (!vars || typeof vars !== 'object' || Array.isArray(vars))
+    throw new Error('REPOSITORY_VARIABLES is not an object of variables');
+  const wanted = new Set(importableVariables(root, DERIVED));
+  return Object.fromEntries(
+    Object.entries(vars as Record<string, unknown>).filter(
+      (e): e is [string, string] => wanted.has(e[0]) && typeof e[1] === 'string' && e[1] !== '',
+    ),
+  );
 }
 
 /**
@@ -171,6 +209,13 @@ if (require.main === module) {
         // The next `azd up` gets new resource names (the old vault is soft-deleted under its name).
         azdSet('AZURE_RESOURCE_SUFFIX', '');
         process.stderr.write('provision: resource names will be new on the next azd up\n');
+      } else if (process.argv.includes('--import-variables')) {
+        const values = variablesToImport(process.env.REPOSITORY_VARIABLES, resolve(__dirname, '..', '..'));
+        for (const [name, value] of Object.entries(values)) azdSet(name, value);
+        // Names only: a value may be an address an operator does not want in a public log.
+        process.stderr.write(
+          `provision: from the repository's variables: ${Object.keys(values).join(', ') || 'none'}\n`,
+        );
       } else if (process.argv.includes('--print')) {
         // Every value the hook would set, as one JSON object, without calling azd or Azure (a suffix is made anew).
         process.stdout.write(`${JSON.stringify(await provisionValues(process.env))}\n`);

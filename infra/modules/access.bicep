@@ -21,6 +21,8 @@ var roles = {
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
   // What Durable Functions apps need on a Durable Task Scheduler.
   durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402'
+  // Reads orchestrations and their history: what the scheduler's dashboard needs, nothing more.
+  durableTaskDataReader: 'd6a5505f-6ebb-45a4-896e-ac8274cfc0ac'
 }
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
@@ -124,6 +126,18 @@ resource deployerSetsClientSecret 'Microsoft.Authorization/roleAssignments@2022-
   scope: credentials
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsOfficer)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
+  }
+}
+
+// The person deploying, with the scheduler: its dashboard (docs/deploy.md), read-only — the orchestrations and their
+// history, which hold no secret (no token, secret or device code is ever an activity's input or output).
+resource deployerReadsDurableTasks 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(durableSchedulerName) && !empty(deployerPrincipalId)) {
+  name: guid(scheduler.id, deployerPrincipalId, roles.durableTaskDataReader)
+  scope: scheduler
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.durableTaskDataReader)
     principalId: deployerPrincipalId
     principalType: deployerPrincipalType
   }

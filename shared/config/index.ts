@@ -458,6 +458,8 @@ export interface TelemetrySettings {
   otlpEndpoint?: string;
   appInsightsConnectionString?: string;
   serviceName: string;
+  /** The app's folder, whose package.json gives `service.version`. */
+  appDir: string;
 }
 
 export interface TenantSettings {
@@ -600,6 +602,7 @@ export function configOf(
       otlpEndpoint: s.OTEL_EXPORTER_OTLP_ENDPOINT,
       appInsightsConnectionString: s.APPLICATIONINSIGHTS_CONNECTION_STRING,
       serviceName: s.OTEL_SERVICE_NAME ?? 'tenant-integrations',
+      appDir: options.cwd ?? process.cwd(),
     },
   };
 }

@@ -39,9 +39,9 @@ class RunIdGenerator implements IdGenerator {
 }
 
 /** The app's version from the package it runs from (the staged package in Azure), when it can be read. */
-function versionAttribute(): Record<string, string> {
+function versionAttribute(appDir: string): Record<string, string> {
   try {
-    const { version } = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as {
+    const { version } = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as {
       version?: unknown;
     };
     return typeof version === 'string' ? { 'service.version': version } : {};
@@ -68,7 +68,10 @@ export function setupTelemetry(
     require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const { LoggerProvider, BatchLogRecordProcessor } =
     require('@opentelemetry/sdk-logs') as typeof import('@opentelemetry/sdk-logs');
-  const resource = resourceFromAttributes({ 'service.name': settings.serviceName, ...versionAttribute() });
+  const resource = resourceFromAttributes({
+    'service.name': settings.serviceName,
+    ...versionAttribute(settings.appDir),
+  });
   const spanProcessors: import('@opentelemetry/sdk-trace-base').SpanProcessor[] = [];
   const logProcessors: import('@opentelemetry/sdk-logs').LogRecordProcessor[] = [];
   const destinations: string[] = [];

@@ -1,9 +1,19 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { LOADED_ON_FIRST_USE, megabytes, stagePackage, type StagedPackage } from '../../tools/package';
+import { resolveStreams } from '../../sandbox/streams';
+import { streamsFileJson } from '../../shared/catalog';
 import { eventually } from '../helpers/host';
 import { stackFixture } from '../helpers/stack';
 
@@ -127,18 +137,28 @@ describe('deployment package', () => {
 describe('the package’s bundle at work', () => {
   // What the first use loads — durable-functions' HTTP client (rewritten lazy by tools/lazy-requires.ts), graphql,
   // the storage SDK — comes from the package's node_modules: an export runs end to end on the local host with it.
+  // The streams come from the package's config/ (SYNC_STREAMS_FILE=config/…), found from the app's folder although the
+  // worker runs elsewhere (here the project's folder, where no config/ exists).
   it('runs an export on the local host: started, orchestrated and read back through the durable client', async () => {
+    const config = join(staged.dir, 'config');
+    mkdirSync(config);
+    const [controls] = resolveStreams({ select: ['controls'] });
+    writeFileSync(
+      join(config, 'streams.json'),
+      streamsFileJson([{ ...controls, name: 'controlsFromConfig' }]),
+    );
+    expect(existsSync(join(process.cwd(), 'config', 'streams.json'))).toBe(false);
     const stack = await stackFixture({
       app: join(staged.dir, 'dist', 'main.js'),
       sandbox: { records: 300 },
-      env: { NODE_PATH: '' },
+      env: { NODE_PATH: '', SYNC_STREAMS_FILE: 'config/streams.json' },
     });
     try {
       const started = await stack.json(
         'exports',
         {
           method: 'POST',
-          body: JSON.stringify({ streams: ['controls'], format: 'ndjson' }),
+          body: JSON.stringify({ streams: ['controlsFromConfig'], format: 'ndjson' }),
           headers: { 'content-type': 'application/json' },
         },
         stack.keys.function,
@@ -164,6 +184,7 @@ describe('the package’s bundle at work', () => {
       expect(text.trim().split('\n')).toHaveLength(300);
     } finally {
       await stack.close();
+      rmSync(config, { recursive: true, force: true });
     }
   }, 120_000);
 });
@@ -201,7 +222,9 @@ describe('host.json as it ships', () => {
     expect(host.extensions.durableTask).toEqual({
       hubName: '%DURABLE_TASK_HUB%',
       storageProvider: {
-        type: 'durabletask-scheduler',
+        // The Durable Task Scheduler's provider as the extension registers it (tools/package.ts,
+        // DURABLE_PROVIDER_TYPES; Azure-Samples/Durable-Task-Scheduler's host.json files).
+        type: 'azureManaged',
         connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
       },
     });

@@ -7,12 +7,23 @@ import { parse as parseYaml } from 'yaml';
 import { loadConfig, settingsSchema } from '../../shared/settings';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { APP_NODE_OPTIONS } from '../../shared/node-flags';
+import {
+  appSettingsParameter,
+  BICEP_SETTINGS,
+  importableVariables,
+  NOT_IN_AZURE,
+  parameterVariables,
+  PASSED_THROUGH,
+  passedThroughSettings,
+} from '../../tools/app-settings';
 import { durableBackendOf, hostJsonFor } from '../../tools/package';
 import {
   ACCEPTED_WINDOW_MINUTES,
+  DERIVED,
   FAILED_SYNCS_IN_A_ROW,
   resourceGroupName,
   SUFFIX_TAG,
+  variablesToImport,
 } from '../../tools/provision';
 import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
 
@@ -39,9 +50,17 @@ const ROLE = {
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6',
   keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7',
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb',
-  // Durable Task Data Contributor (learn.microsoft.com, built-in roles: integration).
+  // Durable Task Data Contributor and Reader (learn.microsoft.com, built-in roles: integration).
   durableTaskDataContributor: '0ad04412-c4d5-4796-b79c-f76d14c8d402',
+  durableTaskDataReader: 'd6a5505f-6ebb-45a4-896e-ac8274cfc0ac',
 };
+
+/** The app settings main.bicep sets itself: the object it unions over the operator's passed-through ones. */
+function bicepAppSettings(): string[] {
+  const body = main.modules.find((m) => m.symbol === 'app')?.body ?? '';
+  const at = body.indexOf('json(base64ToString(appSettingsBase64)), {');
+  return at < 0 ? [] : objectKeys(`fixed: {${block(body, body.indexOf('{', at))}}`, 'fixed');
+}
 
 describe('azd project', () => {
   it('azure.yaml: one function service in TypeScript, infra from infra/main.bicep', () => {
@@ -331,16 +350,25 @@ describe('role assignments: least privilege, narrowest scope', () => {
           scope: 'Microsoft.DurableTask/schedulers',
           conditional: true,
         },
-        // The deploying person: set the client secret, nothing more.
+        // The deploying person: set the client secret, and with the scheduler read its dashboard — nothing more.
         {
           who: 'deployerPrincipalId',
           role: ROLE.keyVaultSecretsOfficer,
           scope: 'Microsoft.KeyVault/vaults credentialsVaultName',
           conditional: true,
         },
+        {
+          who: 'deployerPrincipalId',
+          role: ROLE.durableTaskDataReader,
+          scope: 'Microsoft.DurableTask/schedulers',
+          conditional: true,
+        },
       ]),
     );
-    expect(assignments).toHaveLength(8);
+    expect(assignments).toHaveLength(9);
+    // The dashboard's role only where there is a scheduler and a person to give it to.
+    const reader = access.resources.find((r) => r.symbol === 'deployerReadsDurableTasks');
+    expect(reader?.condition).toBe('!empty(durableSchedulerName) && !empty(deployerPrincipalId)');
     for (const f of all.filter((f) => f !== access))
       expect(f.resources.filter((r) => r.type === 'Microsoft.Authorization/roleAssignments')).toEqual([]);
     // No broad roles (Owner, Contributor, User Access Administrator) and no resource-group or subscription scope.
@@ -351,7 +379,7 @@ describe('role assignments: least privilege, narrowest scope', () => {
   });
 
   it('the app gets the vault URLs it needs: credentials to read, sessions to write', () => {
-    const settings = objectKeys(main.modules.find((m) => m.symbol === 'app')?.body ?? '', 'appSettings');
+    const settings = bicepAppSettings();
     expect(settings).toEqual(expect.arrayContaining(['KEY_VAULT_URL', 'KEY_VAULT_SESSIONS_URL']));
     expect(main.text).toContain('KEY_VAULT_URL: vaults.outputs.credentialsVaultUri');
     expect(main.text).toContain('KEY_VAULT_SESSIONS_URL: vaults.outputs.sessionsVaultUri');
@@ -359,7 +387,7 @@ describe('role assignments: least privilege, narrowest scope', () => {
 });
 
 describe('app settings', () => {
-  const settings = objectKeys(main.modules.find((m) => m.symbol === 'app')?.body ?? '', 'appSettings');
+  const settings = bicepAppSettings();
 
   it('has every setting of docs/configuration.md, under the names the app reads', () => {
     expect(settings).toEqual(
@@ -595,13 +623,16 @@ describe('deploy path', () => {
       type: 'AzureStorage',
       maxQueuePollingInterval: '00:00:10',
     });
-    // host.json as staged for the scheduler (tools/package.ts): its provider, the same task hub.
+    // host.json as staged for the scheduler (tools/package.ts): its provider, the same task hub. The type is the name
+    // the Durable extension registers the scheduler's provider under, `azureManaged` (Azure-Samples/
+    // Durable-Task-Scheduler, samples/durable-functions/typescript/HelloCities/host.json; the extension's
+    // DurableTaskTriggersScaleProvider) — with `durabletask-scheduler` the host does not start.
     expect(hostJsonFor(host, 'scheduler')).toMatchObject({
       extensions: {
         durableTask: {
           hubName: '%DURABLE_TASK_HUB%',
           storageProvider: {
-            type: 'durabletask-scheduler',
+            type: 'azureManaged',
             connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
           },
         },
@@ -638,48 +669,33 @@ describe('deploy path', () => {
     expect(sliceMax + 5 * 60).toBeLessThanOrEqual(timeoutSeconds);
     const known = ['version', 'telemetryMode', 'logging', 'extensionBundle', 'extensions', 'functionTimeout'];
     expect(Object.keys(host).filter((k) => !known.includes(k))).toEqual([]);
-    // The worker's traces and logs go out as OpenTelemetry (shared/telemetry), and host-side sampling never drops
-    // a record an alert counts: traces (log records), requests and exceptions are left out of it.
+    // The worker's traces and logs go out as OpenTelemetry (shared/telemetry). In that mode the host reads none of
+    // `logging.applicationInsights` (its sampling settings belong to the classic mode: Azure/azure-functions-host
+    // #10770, #11366), so none is set where it would only look as if it did something.
     expect(host.telemetryMode).toBe('OpenTelemetry');
-    expect(host.logging.applicationInsights.samplingSettings.excludedTypes.split(';').sort()).toEqual([
-      'Exception',
-      'Request',
-      'Trace',
-    ]);
+    expect(host.logging?.applicationInsights).toBeUndefined();
   });
 });
 
 describe('deployment package (.funcignore)', () => {
+  // azd applies the service folder's .funcignore to what it zips — the staged .deploy/ — and, with no such file,
+  // leaves node_modules out of a Node.js app (learn.microsoft.com, azd: "Configure service packaging file exclusions").
   const rules = ignore().add(readFileSync(join(root, '.funcignore'), 'utf8'));
 
-  it('ships the compiled functions and shared code, host.json, package.json and dependencies', () => {
+  it('is there, and excludes nothing the staged package holds: the bundle, host.json, dependencies, config/', () => {
     for (const p of [
-      'dist/functions/health.js',
-      'dist/shared/app.js',
+      'dist/main.js',
       'host.json',
       'package.json',
+      'package-lock.json',
       'node_modules/zod/index.js',
+      'node_modules/@azure/storage-blob/package.json',
+      'config/import-operations.json',
+      '.funcignore',
     ])
-      expect(rules.ignores(p)).toBe(false);
-  });
-
-  it('leaves out sources, the sandbox, the local host, tests, benchmarks, infra and local secrets', () => {
-    for (const p of [
-      'functions/health.ts',
-      'shared/app.ts',
-      'sandbox/server.ts',
-      'dist/sandbox/server.js',
-      'dist/devhost/main.js',
-      'dist/cli/main.js',
-      'dist/bench/run.js',
-      'test/unit/infra.test.ts',
-      'bench/run.ts',
-      'infra/main.bicep',
-      'local.settings.json',
-      '.local/secrets.json',
-      'dist/functions/health.js.map',
-    ])
-      expect(rules.ignores(p)).toBe(true);
+      expect([p, rules.ignores(p)]).toEqual([p, false]);
+    const azure = parseYaml(readFileSync(join(root, 'azure.yaml'), 'utf8'));
+    expect(azure.services.app).toMatchObject({ project: '.', dist: '.deploy', remoteBuild: false });
   });
 });
 
@@ -692,7 +708,12 @@ describe('CI workflows for the user repository', () => {
   const commands = (job: { steps: Array<{ run?: string; uses?: string }> }) =>
     job.steps.map((s) => s.run ?? `uses ${s.uses}`);
 
-  it('builds the Bicep and previews the provision, installing before the hook runs and passing the suffix', () => {
+  /** The variables a step of these workflows reads from the job's env or its own (`$NAME`, `"$NAME"`). */
+  const settingsStep = (job: {
+    steps: Array<{ name?: string; run?: string; env?: Record<string, string> }>;
+  }) => job.steps.find((st) => st.run?.includes('provision -- --import-variables'));
+
+  it('builds the Bicep and previews the provision with the deploy workflow’s settings, installed before the hook', () => {
     const { text, parsed } = workflow('infra.yml');
     const steps = JSON.stringify(parsed.jobs);
     expect(steps).toContain('az bicep build --file infra/main.bicep');
@@ -703,13 +724,18 @@ describe('CI workflows for the user repository', () => {
     // The preprovision hook runs `npm run provision` (dist/tools/provision.js): it failed without an install.
     expect(install).toBeGreaterThanOrEqual(0);
     expect(install).toBeLessThan(provision);
-    expect(parsed.jobs.preview.env.AZURE_RESOURCE_SUFFIX).toBe('${{ vars.AZURE_RESOURCE_SUFFIX }}');
-    expect(preview[provision]).toContain('azd env set AZURE_RESOURCE_SUFFIX');
+    // The settings (the suffix among them) come from the repository's variables, before the preview.
+    const settings = settingsStep(parsed.jobs.preview);
+    expect(settings?.env?.REPOSITORY_VARIABLES).toBe('${{ toJSON(vars) }}');
+    expect(preview.indexOf(settings?.run as string)).toBeLessThan(provision);
+    expect(preview.findIndex((c) => c.includes('azd env new'))).toBeLessThan(
+      preview.indexOf(settings?.run as string),
+    );
     // Federated credentials only: no secret in the workflow.
     expect(text).not.toMatch(/secrets\./);
   });
 
-  it('deploys as azd pipeline config expects: federated login, install, provision then deploy, the same suffix', () => {
+  it('deploys as azd pipeline config expects: federated login, install, every setting, provision then deploy', () => {
     const { text, parsed } = workflow('azure-dev.yml');
     expect(parsed.permissions).toMatchObject({ 'id-token': 'write' });
     const job = parsed.jobs.deploy;
@@ -721,21 +747,123 @@ describe('CI workflows for the user repository', () => {
       'AZURE_LOCATION',
     ])
       expect(job.env[v]).toBe(`\${{ vars.${v} }}`);
-    expect(job.env.AZURE_RESOURCE_SUFFIX).toBe('${{ vars.AZURE_RESOURCE_SUFFIX }}');
     const steps = commands(job);
     const at = (needle: string) => steps.findIndex((c) => c.includes(needle));
     expect(at('npm ci')).toBeLessThan(at('azd provision --no-prompt'));
     expect(at('azd auth login')).toBeLessThan(at('azd provision --no-prompt'));
+    expect(at('azd env new')).toBeLessThan(at('--import-variables'));
+    expect(at('--import-variables')).toBeLessThan(at('azd provision --no-prompt'));
     const run = steps[at('azd provision --no-prompt')];
     expect(run.indexOf('azd provision --no-prompt')).toBeLessThan(run.indexOf('azd deploy --no-prompt'));
     expect(steps[at('azd auth login')]).toContain('--federated-credential-provider github');
-    // Every Bicep parameter azd fills from the environment that the workflow names is one main.parameters.json reads.
-    const file = readFileSync(join(root, 'infra/main.parameters.json'), 'utf8');
-    for (const v of Object.keys(job.env).filter(
-      (k) => !k.startsWith('AZURE_CLIENT') && !k.startsWith('AZURE_TENANT'),
-    ))
-      if (!['AZURE_SUBSCRIPTION_ID', 'AZURE_PRINCIPAL_TYPE', 'AZURE_ENV_NAME', 'AZURE_LOCATION'].includes(v))
-        expect([v, file.includes(`\${${v}`)]).toEqual([v, true]);
+    expect(settingsStep(job)?.env?.REPOSITORY_VARIABLES).toBe('${{ toJSON(vars) }}');
+    // No list of settings in the job that could fall behind the parameters file: only the login's own variables
+    // (an empty variable there would also shadow the value azd's hook sets).
+    expect(Object.keys(job.env).sort()).toEqual(
+      [
+        'AZURE_CLIENT_ID',
+        'AZURE_ENV_NAME',
+        'AZURE_LOCATION',
+        'AZURE_PRINCIPAL_TYPE',
+        'AZURE_SUBSCRIPTION_ID',
+        'AZURE_TENANT_ID',
+      ].sort(),
+    );
     expect(text).not.toMatch(/secrets\./);
+  });
+
+  it('every variable the parameters file and the hooks read reaches azd: imported, derived by the hook, or azd’s own', () => {
+    const importable = importableVariables(root, DERIVED);
+    const fromAzd = ['AZURE_ENV_NAME', 'AZURE_LOCATION', 'AZURE_PRINCIPAL_ID', 'AZURE_PRINCIPAL_TYPE'];
+    const read = parameterVariables(root);
+    expect(read.length).toBeGreaterThan(25);
+    expect(
+      read.filter((v) => !importable.includes(v) && !DERIVED.includes(v as never) && !fromAzd.includes(v)),
+    ).toEqual([]);
+    // What the hooks read from their environment (azure.yaml: provision, and package for DURABLE_BACKEND).
+    const hookReads = ['tools/provision.ts', 'tools/package.ts', 'tools/app-settings.ts']
+      .flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)])
+      .map((m) => m[1]);
+    expect(hookReads).toEqual(
+      expect.arrayContaining(['DURABLE_BACKEND', 'SYNC_SCHEDULE', 'AZURE_RESOURCE_SUFFIX']),
+    );
+    const outside = ['AZURE_SUBSCRIPTION_ID', 'REPOSITORY_VARIABLES'];
+    expect(
+      [...new Set(hookReads)].filter(
+        (v) => !importable.includes(v) && !fromAzd.includes(v) && !outside.includes(v),
+      ),
+    ).toEqual([]);
+    // A derived value is never taken from a variable: the hook computes it from the schedule on every provision.
+    expect(importable.filter((v) => DERIVED.includes(v as never))).toEqual([]);
+    expect(
+      variablesToImport(JSON.stringify({ SYNC_INTERVAL_MINUTES: '1', TENANT_NAME: 'contoso' }), root),
+    ).toEqual({
+      TENANT_NAME: 'contoso',
+    });
+  });
+});
+
+describe('settings the operator sets through azd', () => {
+  it('main.bicep sets the settings BICEP_SETTINGS names (its own and the host’s), the schema’s others pass through', () => {
+    const site = modules['function-app.bicep'].text;
+    const host = objectKeys(`h: {${block(site, site.indexOf('{', site.indexOf('union(appSettings')))}}`, 'h');
+    const schema = Object.keys(settingsSchema.shape);
+    expect([...bicepAppSettings(), ...host].filter((k) => schema.includes(k)).sort()).toEqual(
+      [...BICEP_SETTINGS].sort(),
+    );
+    for (const k of [...BICEP_SETTINGS, ...NOT_IN_AZURE]) expect(schema).toContain(k);
+    expect([...BICEP_SETTINGS, ...NOT_IN_AZURE, ...PASSED_THROUGH].sort()).toEqual([...schema].sort());
+    // The operator's passed-through settings first, Bicep's own over them.
+    expect(main.text).toContain(
+      'appSettings: union(empty(appSettingsBase64) ? {} : json(base64ToString(appSettingsBase64)), {',
+    );
+    expect(PASSED_THROUGH).toEqual(
+      expect.arrayContaining([
+        'SYNC_SCHEMA_CHANGES',
+        'POSTGRES_SCHEMA',
+        'IMPORTS_ADMIN_WAIT',
+        'DOWNSTREAM_WEBHOOK_SECRET_NAME',
+      ]),
+    );
+  });
+
+  it('a value of any shape survives azd’s substitution into main.parameters.json and Bicep’s base64ToString/json', () => {
+    const settings = {
+      SYNC_SCHEMA_CHANGES: 'propagate',
+      // Quotes, braces, a backslash, a newline and non-ASCII: each would break the parameters file unescaped.
+      OTEL_SERVICE_NAME: 'a "quoted" {name} with \\ and\nline – ü',
+      POSTGRES_SCHEMA: 'tenant_contoso',
+    };
+    const value = appSettingsParameter(settings);
+    expect(value).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    // azd (drone/envsubst): `${NAME=default}` is the value, or the default when unset or empty.
+    const substitute = (text: string, env: Record<string, string>) =>
+      text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:=([^}]*))?\}/g, (_, name: string, dflt?: string) =>
+        env[name] ? env[name] : (dflt ?? ''),
+      );
+    const file = readFileSync(join(root, 'infra/main.parameters.json'), 'utf8');
+    const parsed = JSON.parse(substitute(file, { APP_SETTINGS_BASE64: value }));
+    expect(
+      JSON.parse(Buffer.from(parsed.parameters.appSettingsBase64.value, 'base64').toString('utf8')),
+    ).toEqual(settings);
+    // Nothing set: empty, and Bicep adds nothing.
+    expect(
+      appSettingsParameter({
+        SYNC_SCHEDULE: '0 0 * * * *',
+        AzureWebJobsStorage: 'UseDevelopmentStorage=true',
+      }),
+    ).toBe('');
+    expect(JSON.parse(substitute(file, {})).parameters.appSettingsBase64.value).toBe('');
+  });
+
+  it('never passes a setting that would put a secret or a local path in Azure’s settings', () => {
+    const passed = passedThroughSettings({
+      AzureWebJobsStorage: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0',
+      POSTGRES_URL: 'postgres://u:password@host/db',
+      LOCAL_SECRETS_FILE: '.local/secrets.json',
+      AZURE_FUNCTIONS_ENVIRONMENT: 'Development',
+      SYNC_FULL_PASS_EVERY: 'PT12H',
+    });
+    expect(passed).toEqual({ SYNC_FULL_PASS_EVERY: 'PT12H' });
   });
 });
