@@ -25,6 +25,12 @@ export interface HostOptions {
   logger: Logger;
   /** Resolves `%SETTING%` in binding values, as the host does. */
   env: Record<string, string | undefined>;
+  /**
+   * How long an activity's result waits before its orchestration sees it: Azure's control queues are polled, up
+   * to host.json's maxQueuePollingInterval (10 s) when idle. 0 (the default) delivers at once; tests set it to
+   * widen the moments an orchestration is still completing after its last activity.
+   */
+  queueLatencyMs?: number;
 }
 
 interface HttpRoute {
@@ -98,6 +104,7 @@ export class LocalHost {
       registrations,
       this.clock,
       o.logger,
+      { queueLatencyMs: o.queueLatencyMs },
     );
     for (const [name, reg] of registrations) {
       const t = triggerOf(reg.metadata);

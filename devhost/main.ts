@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     },
     logger: stderrLogger(process.env.HOST_LOG_LEVEL === 'debug' ? 'debug' : 'info'),
     env: process.env,
+    queueLatencyMs: Number(process.env.HOST_QUEUE_LATENCY_MS ?? 0) || 0,
   });
   await host.listen();
   process.stdout.write(

@@ -13,7 +13,8 @@ df.app.client.http('deviceLoginStart', {
   route: 'manage/device-login',
   methods: ['POST'],
   authLevel: 'admin',
-  handler: httpDoor('device login', (request: HttpRequest, client: DurableClient) =>
-    startLogin(request, client, deviceLoginInstanceId(appContext().access().tenant.name)),
-  ),
+  handler: httpDoor('device login', (request: HttpRequest, client: DurableClient) => {
+    const app = appContext();
+    return startLogin(request, client, deviceLoginInstanceId(app.access().tenant.name), app.clock);
+  }),
 });

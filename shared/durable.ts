@@ -1,11 +1,33 @@
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { z } from 'zod';
 import { IntegrationError } from './errors';
-import { withTimeout } from './net/retry';
+import { sleep, withTimeout } from './net/retry';
 
 const RUNNING = ['Pending', 'Running', 'ContinuedAsNew'];
 
 export const isRunning = (runtimeStatus: string) => RUNNING.includes(runtimeStatus);
+
+/** No instance, or one that has ended (completed, failed, terminated). */
+export const ended = (s: DurableOrchestrationStatus | undefined) => !isRunning(s?.runtimeStatus ?? '');
+
+/**
+ * Reads the instance until `done` says so or `ms` have passed (bounded by reads, not by a clock a test may freeze);
+ * answers the last status read.
+ */
+export async function waitForInstance(
+  client: DurableClient,
+  id: string,
+  done: (status: DurableOrchestrationStatus | undefined) => boolean,
+  ms: number,
+  stepMs = 50,
+): Promise<DurableOrchestrationStatus | undefined> {
+  let status = await readInstance(client, id);
+  for (let waited = 0; waited < ms && !done(status); waited += stepMs) {
+    await sleep(stepMs);
+    status = await readInstance(client, id);
+  }
+  return status;
+}
 
 /**
  * A call to the durable store through the client (start, raise an event, terminate). The library throws plain

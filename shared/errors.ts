@@ -26,6 +26,8 @@ export const ERRORS = {
   admin_login_required: {
     title: 'An admin must sign in',
     action: 'Sign in again on the admin page (/api/manage) or with `tenant-integrations login`.',
+    // A person signs in in a minute or two: a client that sends the import again asks no more often than this.
+    retryAfterSeconds: 60,
   },
   // The tenant service.
   upstream_unavailable: {
@@ -187,6 +189,7 @@ export const ERRORS = {
   idempotency_key_in_progress: {
     title: 'Request with this Idempotency-Key in progress',
     action: 'Retry after the time Retry-After names.',
+    retryAfterSeconds: 1,
   },
   too_many_exports: {
     title: 'Too many exports',
@@ -203,13 +206,16 @@ export const ERRORS = {
   method_not_allowed: { title: 'Method not allowed', action: 'Use a method the detail names.' },
   sync_running: {
     title: 'A sync is running',
-    action: 'Wait for the running sync to end (GET /api/manage/runs), then start another.',
+    action:
+      'Start it again after the time Retry-After names, or once the running sync has ended in the run history (GET /api/manage/runs).',
+    retryAfterSeconds: 10,
   },
   device_login_running: {
     title: 'A device login is running',
-    action: 'Finish or cancel the running login, or start with ?force=true to replace it.',
+    action:
+      'Finish or cancel the running login, start with ?force=true to replace it, or try again after the time Retry-After names (when its code expires).',
+    retryAfterSeconds: 5,
   },
-  device_login_ended: { title: 'The device login has ended', action: 'Start a new device login.' },
   device_login_denied: {
     title: 'Device login denied',
     action: 'The person declined on the identity provider’s page: start a new login and approve it.',
@@ -241,6 +247,7 @@ export const ERRORS = {
   instance_running: {
     title: 'The orchestration instance is running',
     action: 'Wait for it to end (GET its status), or terminate it first.',
+    retryAfterSeconds: 1,
   },
   instance_ended: {
     title: 'The orchestration instance has ended',
@@ -249,8 +256,9 @@ export const ERRORS = {
   timer_running: {
     title: 'The timer is running',
     action: 'Wait for its run to end (GET /admin/host/status), then fire it again.',
+    retryAfterSeconds: 1,
   },
-} as const satisfies Record<string, { title: string; action: string }>;
+} as const satisfies Record<string, { title: string; action: string; retryAfterSeconds?: number }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -476,25 +484,42 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 export const problemType = (code: ErrorCode) => `urn:tenant-integrations:error:${code}`;
 
+/** How long a 409 of this code asks a client to wait before it tries again (every 409 here means "not now"). */
+export const retryAfterOf = (code: ErrorCode): number =>
+  (ERRORS[code] as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1;
+
 /**
  * The one place an HTTP error answer is built, for every route of the app and the local host: a problem document
- * as `application/problem+json`, with any headers (Retry-After, Location) the answer needs.
+ * as `application/problem+json`, with any headers (Retry-After, Location) the answer needs. A 409 always says when
+ * to try again — `Retry-After` and `retryAfterSeconds` — from `retryAfterSeconds` (when the caller knows better) or
+ * its code's.
  */
 export function problem(
   status: number,
   code: ErrorCode,
   detail: string,
-  options: { members?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  options: {
+    members?: Record<string, unknown>;
+    headers?: Record<string, string>;
+    retryAfterSeconds?: number;
+  } = {},
 ): { status: number; headers: Record<string, string>; jsonBody: ProblemDocument } {
+  const retryAfter =
+    status === 409 ? Math.max(1, Math.ceil(options.retryAfterSeconds ?? retryAfterOf(code))) : undefined;
   return {
     status,
-    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...options.headers },
+    headers: {
+      'content-type': PROBLEM_CONTENT_TYPE,
+      ...(retryAfter ? { 'retry-after': String(retryAfter) } : {}),
+      ...options.headers,
+    },
     jsonBody: {
       type: problemType(code),
       title: ERRORS[code].title,
       status,
       detail: bounded(detail),
       code,
+      ...(retryAfter ? { retryAfterSeconds: retryAfter } : {}),
       ...options.members,
     },
   };

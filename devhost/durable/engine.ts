@@ -125,6 +125,7 @@ export class DurableEngine {
     private readonly registrations: Map<string, Registration>,
     private readonly clock: OffsetClock,
     private readonly logger: Logger,
+    private readonly options: { queueLatencyMs?: number } = {},
   ) {}
 
   private now = () => new Date(this.clock.now()).toISOString();
@@ -356,7 +357,12 @@ export class DurableEngine {
         });
       }
     };
-    void run().then((e) => this.deliver(live, e));
+    const latency = this.options.queueLatencyMs ?? 0;
+    void run().then(async (e) => {
+      // The control queue's poll, as a host in Azure meets it (HostOptions.queueLatencyMs).
+      if (latency > 0) await new Promise((r) => setTimeout(r, latency));
+      await this.deliver(live, e);
+    });
   }
 
   /** One orchestrator episode: replay the history with the new events, carry out the new actions. */

@@ -1,11 +1,12 @@
 import { pageHead } from './layout';
+import { syncNowSection } from './sync-now';
 import type { RunSummary } from '../runs/history';
 
 /**
- * The status page: server-rendered HTML with SVG charts — no script, no front-end build, no CDN, so it works
- * offline and reads the same to a screen reader (each chart has a title, a description, and a table with the
- * same numbers). Every run is one mark in each chart (`.run-mark`), and a failed run is marked by shape and
- * text as well as colour.
+ * The status page: server-rendered HTML with SVG charts — no front-end build, no CDN, and no script but the *Sync
+ * now* button's (./sync-now.ts), so it works offline and reads the same to a screen reader (each chart has a
+ * title, a description, and a table with the same numbers). Every run is one mark in each chart (`.run-mark`), and
+ * a failed run is marked by shape and text as well as colour.
  */
 export interface StatusPart {
   name: string;
@@ -300,6 +301,7 @@ export function statusPage(view: StatusView): string {
 <section aria-labelledby="parts-heading"><h2 id="parts-heading">At a glance</h2><ul class="parts">${parts}</ul>
 <p><small>As of ${esc(when(view.generatedAt))}. Reload for newer runs.</small></p></section>
 <section aria-labelledby="charts-heading"><h2 id="charts-heading">Runs</h2>
+${syncNowSection()}
 ${view.runs.length ? `${runsChart(chronological)}${streamsChart(syncs.length ? syncs : chronological, streams)}${durationChart(chronological)}` : '<p>No runs yet. The timer starts one on its schedule; <code>POST /api/manage/sync</code> starts one now.</p>'}
 </section>
 <section aria-labelledby="table-heading"><h2 id="table-heading">Recent runs</h2>

@@ -1,8 +1,8 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
-import { isRunning, readInstance, durableCall } from '../durable';
+import { durableCall, ended, isRunning, readInstance, waitForInstance } from '../durable';
+import type { Clock } from '../clock';
 import { problem } from '../errors';
-import { sleep } from '../net/retry';
 import { DEVICE_LOGIN, type DeviceLoginView } from './orchestration';
 
 /** How long POST /api/manage/device-login waits for the user code before answering 202 without it. */
@@ -78,24 +78,6 @@ export async function loginBody(
   return body;
 }
 
-/** Waits (polling the durable status) until `done` says so or `ms` pass; answers the last status seen. */
-async function waitFor(
-  client: DurableClient,
-  id: string,
-  done: (status: DurableOrchestrationStatus | undefined) => boolean,
-  ms: number,
-  stepMs = 50,
-): Promise<DurableOrchestrationStatus | undefined> {
-  let status = await readInstance(client, id);
-  for (let waited = 0; waited < ms && !done(status); waited += stepMs) {
-    await sleep(stepMs);
-    status = await readInstance(client, id);
-  }
-  return status;
-}
-
-const ended = (s: DurableOrchestrationStatus | undefined) => !isRunning(s?.runtimeStatus ?? '');
-
 /**
  * POST /api/manage/device-login[?force=true]: starts this tenant's device login and answers 202 with the user code
  * and link once the orchestration has them. One per tenant: 409 while one runs, unless `force` replaces it.
@@ -104,6 +86,7 @@ export async function startLogin(
   request: HttpRequest,
   client: DurableClient,
   id: string,
+  clock: Clock,
 ): Promise<HttpResponseInit> {
   const force = request.query.get('force');
   if (force !== null && force !== 'true' && force !== 'false')
@@ -111,29 +94,36 @@ export async function startLogin(
   const statusUrl = loginStatusUrl(request, id);
   const existing = await readInstance(client, id);
   if (existing && isRunning(existing.runtimeStatus)) {
-    if (force !== 'true')
+    if (force !== 'true') {
+      const login = await loginBody(existing, statusUrl);
+      // It runs until its code expires at the latest: then a new one can start.
+      const untilExpiry = login.expiresAt ? (Date.parse(login.expiresAt) - clock.now()) / 1000 : undefined;
       return problem(
         409,
         'device_login_running',
-        'a device login is already running; add ?force=true to replace it',
+        `a device login is already running${login.expiresAt ? ` until its code expires at ${login.expiresAt}` : ''}; add ?force=true to replace it`,
         {
-          members: { login: await loginBody(existing, statusUrl) },
+          members: { login },
+          ...(untilExpiry !== undefined && untilExpiry > 0
+            ? { retryAfterSeconds: Math.min(untilExpiry, 600) }
+            : {}),
         },
       );
+    }
     // Cancelled rather than terminated, so it ends its own way and forgets its device code; terminated only if
     // it has not ended within 5 s.
     await durableCall('take the cancel', () =>
       client.raiseEvent(id, DEVICE_LOGIN.cancelEvent, { reason: 'replaced by a new device login' }),
     );
-    if (!ended(await waitFor(client, id, ended, 5_000))) {
+    if (!ended(await waitForInstance(client, id, ended, 5_000))) {
       await durableCall('terminate the login', () => client.terminate(id, 'replaced by a new device login'));
-      await waitFor(client, id, ended, 5_000);
+      await waitForInstance(client, id, ended, 5_000);
     }
   }
   await durableCall('start the login', () =>
     client.startNew(DEVICE_LOGIN.orchestrator, { instanceId: id, input: {} }),
   );
-  const status = await waitFor(
+  const status = await waitForInstance(
     client,
     id,
     (s) => !s || ended(s) || (s.customStatus as { state?: string } | undefined)?.state === 'waiting',
@@ -154,16 +144,20 @@ export async function loginStatus(request: HttpRequest, client: DurableClient): 
   return { jsonBody: await loginBody(found.status, loginStatusUrl(request, found.id)) };
 }
 
-/** POST /api/manage/device-login/{id}/cancel: ends the polling at once; 409 when it has already ended. */
+/**
+ * POST /api/manage/device-login/{id}/cancel: ends the polling at once (202). A login that has already ended is not
+ * running, which is what a cancel asks for: 200 with its state, so a second click or a retry is never an error.
+ */
 export async function cancelLogin(request: HttpRequest, client: DurableClient): Promise<HttpResponseInit> {
   const found = await findLogin(request, client);
   if ('response' in found) return found.response;
+  const statusUrl = loginStatusUrl(request, found.id);
   if (!isRunning(found.status.runtimeStatus))
-    return problem(
-      409,
-      'device_login_ended',
-      `the device login has already ended (${found.status.runtimeStatus})`,
-    );
+    return {
+      status: 200,
+      jsonBody: await loginBody(found.status, statusUrl),
+      headers: { location: statusUrl },
+    };
   await durableCall('take the cancel', () => client.raiseEvent(found.id, DEVICE_LOGIN.cancelEvent, {}));
-  return { status: 202, headers: { location: loginStatusUrl(request, found.id) } };
+  return { status: 202, headers: { location: statusUrl } };
 }

@@ -182,7 +182,6 @@ export async function claimOrReplay(
       409,
       'idempotency_key_in_progress',
       `${/^[aeiou]/.test(options.noun) ? 'an' : 'a'} ${options.noun} with this Idempotency-Key is still being started; retry shortly`,
-      { headers: { 'retry-after': '1' } },
     )
   );
 }

@@ -1,7 +1,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
-import { durableCall, isRunning, readInstance } from '../durable';
-import { problem } from '../errors';
+import { durableCall, ended, isRunning, readInstance, waitForInstance } from '../durable';
+import { IntegrationError, problem, retryAfterOf } from '../errors';
 import type { Host } from '../host';
 import { sweepStoppedRuns, type SweepHost } from '../runs/sweep';
 import { SYNC, syncInstanceId, type SyncStatus } from './orchestration';
@@ -10,10 +10,52 @@ import { SYNC, syncInstanceId, type SyncStatus } from './orchestration';
 export type SyncStartHost = SweepHost & Pick<Host, 'config' | 'traced'>;
 
 /**
+ * How long a start waits for the last run's orchestration to complete once the run history has recorded that run's
+ * end — its last step, which takes milliseconds to a few seconds (a queue's poll) — before ending it.
+ */
+export const FINISHING_WAIT_MS = 10_000;
+
+/**
+ * The tenant's sync instance if a sync is running in it, else undefined. The run history is the truth: an instance
+ * whose run the history has ended (`finish` or `fail` recorded it) is only completing — answering "running" then
+ * refused a start the run history and the status page showed as possible. Such an instance is waited for, and ended
+ * if it does not complete (its run is accounted for: nothing is lost), so the tenant's instance id is free.
+ */
+async function syncInProgress(
+  client: DurableClient,
+  app: SyncStartHost,
+  id: string,
+): Promise<DurableOrchestrationStatus | undefined> {
+  const existing = await readInstance(client, id);
+  if (!existing || !isRunning(existing.runtimeStatus)) return undefined;
+  // The run's id is in the custom status once `begin` has recorded the run; before that it is starting.
+  const runId = (existing.customStatus as { runId?: unknown } | null | undefined)?.runId;
+  if (typeof runId !== 'string') return existing;
+  const recorded = await app.runs().history.get(runId);
+  if (!recorded || recorded.outcome === 'running') return existing;
+  let last = await waitForInstance(client, id, ended, FINISHING_WAIT_MS);
+  if (ended(last)) return undefined;
+  app.logger.log('warn', 'sync orchestration ended late', { runId, instanceId: id });
+  await durableCall('end the orchestration of an ended run', () =>
+    client.terminate(
+      id,
+      `its run ${runId} had ended in the run history; the orchestration was completing late`,
+    ),
+  );
+  last = await waitForInstance(client, id, ended, FINISHING_WAIT_MS);
+  if (ended(last)) return undefined;
+  throw new IntegrationError(
+    'service_unavailable',
+    `the durable store has not ended the orchestration of sync run ${runId}, which the run history shows as ${recorded.outcome}`,
+  );
+}
+
+/**
  * Starts a sync now (the timer's tick, or POST /api/manage/sync) unless one is running or starting: first the runs
  * whose orchestration stopped without ending them are accounted for (shared/runs/sweep.ts). Safe under any concurrency, on
  * any number of instances: the check and the start happen under the tenant's start lease (shared/sync/state.ts), so
- * of starts that race one starts the run and the others see it running (or starting, without an instance yet).
+ * of starts that race one starts the run and the others see it running (or starting, without an instance yet). A
+ * run that has ended in the run history never blocks a start, whatever its orchestration is still doing.
  */
 export async function startSyncRun(
   client: DurableClient,
@@ -22,10 +64,7 @@ export async function startSyncRun(
 ): Promise<{ started: true } | { started: false; running?: DurableOrchestrationStatus }> {
   const tenant = app.access().tenant.name;
   const id = syncInstanceId(tenant);
-  const running = async () => {
-    const existing = await readInstance(client, id);
-    return existing && isRunning(existing.runtimeStatus) ? existing : undefined;
-  };
+  const running = () => syncInProgress(client, app, id);
   const before = await running();
   if (before) return { started: false, running: before };
   // Loaded here: the storage SDK is not every function's to pay for at start-up.
@@ -62,7 +101,7 @@ export async function startSync(client: DurableClient, app: SyncStartHost): Prom
     return problem(
       409,
       'sync_running',
-      'A sync is already running; it is in the run history. Start another when it has finished.',
+      `A sync is already running; it is in the run history. Start another when it has finished, or after ${retryAfterOf('sync_running')} s.`,
       {
         members: {
           running: {

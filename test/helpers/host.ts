@@ -114,12 +114,13 @@ export async function eventually<T>(
   check: () => Promise<T | undefined | false>,
   what: string,
   timeoutMs = 60_000,
+  stepMs = 50,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, stepMs));
   }
 }

@@ -1,3 +1,4 @@
+import { eventually } from '../helpers/host';
 import { failure } from '../helpers/failure';
 import { CredentialRejected, SecretNotFound, UpstreamError } from '../../shared/errors';
 import { accessFixture } from '../helpers/access';
@@ -30,8 +31,11 @@ describe('client-credentials token provider', () => {
     // 60 s before expiry: renewal starts in the background, callers still get the valid token.
     await a.advance(2);
     expect(await a.m2m.getToken()).toBe(first);
-    await new Promise((r) => setTimeout(r, 100));
-    const renewed = await a.m2m.getToken();
+    // The renewal runs in the background: wait for its token (bounded), never for a fixed time.
+    const renewed = await eventually(async () => {
+      const token = await a.m2m.getToken();
+      return token !== first && token;
+    }, 'the renewed token');
     expect(renewed).not.toBe(first);
     expect(await tokenRequests()).toBe(2);
     await a.cleanup();
@@ -51,9 +55,12 @@ describe('client-credentials token provider', () => {
     await a.advance(250);
     await sb.hook('faults', { route: 'token', count: 4, status: 503 });
     expect(await a.m2m.getToken()).toBe(first);
-    await new Promise((r) => setTimeout(r, 400));
+    // The background renewal meets the four 503s (with its retries' waits) and gives up: wait for that, bounded.
+    await eventually(
+      async () => a.logs.some((l) => l.message.startsWith('token renewal failed')),
+      'the renewal to fail',
+    );
     expect(await a.m2m.getToken()).toBe(first);
-    expect(a.logs.some((l) => l.message.startsWith('token renewal failed'))).toBe(true);
     await a.cleanup();
   });
 

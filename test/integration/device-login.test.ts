@@ -69,6 +69,11 @@ describe('admin device login through the local host against the sandbox', () => 
     const again = await start();
     expect(again.status).toBe(409);
     expect(again.body.login.userCode).toBe(r.body.userCode);
+    // …saying when to try again: once its code has expired (600 s from now, at most).
+    const retryAfter = Number(again.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(500);
+    expect(retryAfter).toBeLessThanOrEqual(600);
+    expect(again.body.retryAfterSeconds).toBe(retryAfter);
     // …unless forced, which replaces it.
     const forced = await start(true);
     expect(forced.status).toBe(202);
@@ -217,7 +222,10 @@ describe('admin device login through the local host against the sandbox', () => 
     await stack.advance(30);
     await new Promise((r2) => setTimeout(r2, 300));
     expect(await deviceCodePolls()).toBe(0);
-    expect((await call(`manage/device-login/${login.id}/cancel`, { method: 'POST' })).status).toBe(409);
+    // Cancelling a login that has ended is what was asked for already: 200 with its state, never an error.
+    const again = await call(`manage/device-login/${login.id}/cancel`, { method: 'POST' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: login.id, state: 'cancelled' });
   });
 
   it('the keeper refreshes inside the idle window and stores each new refresh token; a failed refresh → login-required', async () => {

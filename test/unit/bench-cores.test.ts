@@ -35,9 +35,11 @@ describe('bench core split', () => {
   });
 
   it('runs a process (every thread) only when nothing else wants a core', async () => {
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
+    const child = spawn(process.execPath, ['-e', "process.stdout.write('up'); setTimeout(() => {}, 10000)"]);
     try {
-      await new Promise((ok) => child.once('spawn', ok));
+      // Once it runs JavaScript, Node's own threads (V8's platform, libuv's) exist: the policy must reach them too.
+      // At 'spawn' the process may still be one thread.
+      await new Promise((ok) => child.stdout.once('data', ok));
       expect(idleOnly([child.pid])).toBe(true);
       const shown = spawnSync('chrt', ['-a', '-p', String(child.pid)], { encoding: 'utf8' }).stdout;
       const policies = shown.split('\n').filter((l) => l.includes('policy'));

@@ -1,4 +1,15 @@
-import { ConfigError, IntegrationError, SecretNotFound, storedErrorCode } from '../../shared/errors';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  ConfigError,
+  ERRORS,
+  IntegrationError,
+  problem,
+  retryAfterOf,
+  SecretNotFound,
+  storedErrorCode,
+  type ErrorCode,
+} from '../../shared/errors';
 import { createLogger, type Level } from '../../shared/log';
 import { door, failureAnswer } from '../../shared/net/door';
 
@@ -129,5 +140,54 @@ describe('codes as stored', () => {
     expect(storedErrorCode('CREDENTIAL_REJECTED')).toBe('credential_rejected');
     expect(storedErrorCode('LOGIN_REQUIRED')).toBe('admin_login_required');
     expect(storedErrorCode('a_code_from_a_later_version')).toBe('unexpected');
+  });
+});
+
+describe('409: every one says when to try again', () => {
+  const root = resolve(__dirname, '../..');
+  /** Every `problem(409, '<code>'…)` in the app and the local host, as written. */
+  const conflicts = () =>
+    ['shared', 'devhost', 'functions'].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts'))
+        .flatMap((f) => [
+          ...readFileSync(join(root, dir, f), 'utf8').matchAll(/problem\(\s*409,\s*'([a-z_]+)'/g),
+        ])
+        .map((m) => m[1]),
+    );
+
+  it('Retry-After and retryAfterSeconds on every 409, from its code or what the caller knows', () => {
+    for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+      const answer = problem(409, code, 'not now');
+      expect(answer.headers['retry-after']).toBe(String(retryAfterOf(code)));
+      expect(answer.jsonBody.retryAfterSeconds).toBe(retryAfterOf(code));
+    }
+    // A caller that knows better (a device code's expiry) says so; a fraction rounds up, never below one second.
+    expect(
+      problem(409, 'device_login_running', 'x', { retryAfterSeconds: 431.2 }).headers['retry-after'],
+    ).toBe('432');
+    expect(problem(409, 'sync_running', 'x', { retryAfterSeconds: 0 }).headers['retry-after']).toBe('1');
+    // Other statuses carry none unless given.
+    expect(problem(400, 'invalid_request', 'x').headers['retry-after']).toBeUndefined();
+    expect(problem(400, 'invalid_request', 'x').jsonBody.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('each code a route answers 409 with declares its own wait, and the wait is what its action says to do', () => {
+    const used = [...new Set(conflicts())].sort();
+    expect(used).toEqual(
+      expect.arrayContaining([
+        'admin_login_required',
+        'device_login_running',
+        'sync_running',
+        'timer_running',
+      ]),
+    );
+    for (const code of used as ErrorCode[]) {
+      expect([code, (ERRORS[code] as { retryAfterSeconds?: number }).retryAfterSeconds]).toEqual([
+        code,
+        expect.any(Number),
+      ]);
+      expect([code, /Retry-After|again|retry/i.test(ERRORS[code].action)]).toEqual([code, true]);
+    }
   });
 });
