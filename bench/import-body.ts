@@ -36,11 +36,17 @@ function bodies(): Record<string, string> {
   const half = Math.floor(target / 2) - 64;
   const deep = `{"operation":"updateKpi","items":[{"key":"k","variables":{"id":${'['.repeat(half)}${']'.repeat(half)}}}]}`;
   const longString = `{"operation":"updateKpi","items":[{"key":"k","variables":{"id":"${'z'.repeat(target - 100)}"}}]}`;
+  // The same half-million variables behind a key the scan must read as JSON.parse does: `items` escaped, or a
+  // harmless `items` first and the hostile one after it (JSON.parse keeps the last).
+  const escapedKey = oneItem.replace('"items":', '"it\\u0065ms":');
+  const repeatedKey = `{"operation":"updateKpi","items":[],${oneItem.slice(1 + '"operation":"updateKpi",'.length)}`;
   return {
     oneItemOfUndeclaredVariables: oneItem,
     manyItemsAllWrong: manyItems,
     deepNesting: deep,
     longString,
+    escapedItemsKey: escapedKey,
+    repeatedItemsKey: repeatedKey,
   };
 }
 

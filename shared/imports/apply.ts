@@ -6,8 +6,10 @@ import {
   LoginRequired,
   OutcomeUnknown,
   RequestRefused,
+  statusOf,
   UpstreamError,
 } from '../errors';
+import { withRetries, type RetryPolicy } from '../net/retry';
 import { systemClock, type Clock } from '../clock';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { Logger } from '../log';
@@ -119,10 +121,22 @@ export function sentAs(index: number, err: unknown): Sent {
 }
 
 /**
+ * How a commit that failed for any reason but a fence is tried again: the very same rows under the same sequence
+ * number (a write that landed after all is then found to be this run's own), a few times, briefly — then the step
+ * stops sending and fails.
+ */
+export const COMMIT_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 4_000 };
+
+/**
  * Applies the batch's items that have no outcome yet, `concurrency` at a time, each one mutation with the
  * delegated session — at most `limit` of them (the activity's share), then returns the counts. Before a window of
  * items is sent the window is recorded, and the outcomes of one window go with the next window's record
  * (shared/imports/store.ts). A session lost on the way stops sending: the items not sent stay pending.
+ *
+ * A write that fails stops the step: no item is sent after it, the mutations in flight are aborted, and the step
+ * throws only once every lane has stopped — so what the orchestration then reports `skipped` was never sent, and
+ * what was sent lies in the last window recorded (`outcome_unknown` where its outcome was not). Sequence numbers
+ * advance only with a write that landed: a second run of the step always meets this one's next commit.
  */
 export async function applyBatch(
   id: string,
@@ -143,6 +157,8 @@ export async function applyBatch(
     logger?: Logger;
     /** After each window: items done so far (the CLI's progress bar). */
     onProgress?: (counts: Counts) => void;
+    /** How a failed commit is tried again (default COMMIT_RETRY). */
+    commitRetry?: RetryPolicy;
   } = {},
 ): Promise<ApplyResult> {
   const total = batch.items.length;
@@ -170,6 +186,47 @@ export async function applyBatch(
   let pause: { pause: 'admin' | 'tenant'; reason: string } | undefined;
   // Another run of the apply step holds the import (it committed first): send nothing more.
   let superseded = false;
+  // What stops the step: a write that could not be made, or the host stopping. Every lane sees it, and the
+  // mutations in flight are aborted with it.
+  let failure: unknown;
+  const halt = new AbortController();
+  const signal = options.abortSignal ? AbortSignal.any([options.abortSignal, halt.signal]) : halt.signal;
+  const stop = (err: unknown) => {
+    failure ??= err;
+    halt.abort(failure);
+  };
+  // One commit, its rows fixed: tried again as it is after anything but a fence (see COMMIT_RETRY).
+  const commit = (at: number, done: ItemOutcome[], window: [number, number] | null) =>
+    withRetries(
+      async () => {
+        try {
+          await store.commit(id, at, done, window, attempt);
+          return { done: true };
+        } catch (err) {
+          if (err instanceof LedgerFenced || options.abortSignal?.aborted) throw err;
+          return { transient: { status: statusOf(err) ?? 0, cause: err } };
+        }
+      },
+      options.commitRetry ?? COMMIT_RETRY,
+      {
+        abortSignal: options.abortSignal,
+        onRetry: (n, waitMs, f) =>
+          options.logger?.log('warn', 'import ledger write retried', {
+            runId: id,
+            attempt: n,
+            retryInMs: waitMs,
+            // The storage error's status and code, never its text (it may name a signed URL).
+            status: f.status,
+            reason: String((f.cause as { code?: unknown } | undefined)?.code ?? 'no answer').slice(0, 80),
+          }),
+        exhausted: (f) =>
+          new IntegrationError(
+            'service_unavailable',
+            `import ${id}: the ledger could not be written (commit ${at}); no item is sent after it`,
+            { cause: f.cause },
+          ),
+      },
+    );
   // Positions in `todo`: items below `reserved` are covered by a recorded window; `sent` is the next to send.
   let reserved = fresh ? first[1] : 0;
   if (fresh) options.onProgress?.(countsOf(total, []));
@@ -185,7 +242,7 @@ export async function applyBatch(
   // Records what finished since the last write and a window reaching `room - margin` items past the recorded one
   // (or past the next to send) — while the lanes go on sending inside the window already recorded. Written when
   // at most `margin` recorded items are left, so the window holds at most `room` items not yet sent, and the
-  // `concurrency` in flight.
+  // `concurrency` in flight. It never rejects: a write that cannot be made stops the step.
   const reserve = () =>
     (reserving ??= (async () => {
       const done = carried;
@@ -194,13 +251,14 @@ export async function applyBatch(
       const from = Math.min(sent, ...inFlight);
       const sentBefore = sent;
       try {
-        await store.commit(id, seq++, done, from < end ? [todo[from], todo[end - 1] + 1] : null, attempt);
+        await commit(seq, done, from < end ? [todo[from], todo[end - 1] + 1] : null);
       } catch (err) {
-        carried = [...done, ...carried]; // written with the next attempt, never lost
-        if (!(err instanceof LedgerFenced)) throw err;
-        superseded = true;
+        carried = [...done, ...carried];
+        if (err instanceof LedgerFenced) superseded = true;
+        else stop(err);
         return;
       }
+      seq++;
       reserved = end;
       margin = Math.min(widest, Math.max(concurrency, 2 * (sent - sentBefore) + concurrency));
       for (const o of done) outcomes.set(o.index, o);
@@ -210,25 +268,27 @@ export async function applyBatch(
     }));
   const clock = options.clock ?? systemClock;
   const timeUp = () => options.deadlineMs !== undefined && sent > 0 && clock.now() >= options.deadlineMs;
+  const going = () =>
+    sent < todo.length && !pause && !superseded && !signal.aborted && failure === undefined && !timeUp();
   const lane = async () => {
-    while (sent < todo.length && !pause && !superseded && !timeUp()) {
-      options.abortSignal?.throwIfAborted();
+    while (going()) {
       if (sent >= reserved) {
         await reserve();
         continue;
       }
-      if (reserved - sent <= margin && reserved < todo.length) void reserve().catch(() => undefined);
+      if (reserved - sent <= margin && reserved < todo.length) void reserve();
       const position = sent++;
       const index = todo[position];
       inFlight.add(position);
       try {
         await graphql.request(batch.document, {
           variables: batch.items[index].variables,
-          abortSignal: options.abortSignal,
+          abortSignal: signal,
         });
         carried.push({ index, state: 'applied' });
       } catch (err) {
-        if (options.abortSignal?.aborted) throw err;
+        // Stopped: its outcome is not recorded (it lies in the window recorded: outcome_unknown on the next read).
+        if (signal.aborted) return;
         const sentItem = sentAs(index, err);
         // Certainly not sent (no token, 401, 429 or 503 past the retries): pending, sent again on resume.
         if ('pause' in sentItem) pause ??= sentItem;
@@ -238,12 +298,19 @@ export async function applyBatch(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, todo.length) }, lane));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, todo.length) }, () =>
+      lane().catch((err: unknown) => stop(err)),
+    ),
+  );
   // A reservation still being written must land before the last write, which clears the window.
   while (reserving) await reserving;
+  // Every lane has stopped: only now may a failure leave the step (the orchestration then skips what was not sent).
+  if (failure === undefined && options.abortSignal?.aborted) failure = options.abortSignal.reason;
+  if (failure !== undefined) throw failure;
   if (!superseded)
     try {
-      await store.commit(id, seq, carried, null, attempt);
+      await commit(seq, carried, null);
       for (const o of carried) outcomes.set(o.index, o);
     } catch (err) {
       if (!(err instanceof LedgerFenced)) throw err;
@@ -268,6 +335,9 @@ export async function applyBatch(
     : { counts, tenantUnavailable: pause.reason };
 }
 
+/** How many times the end's write meets another run's commit before it gives up (each time it reads again). */
+const SKIP_ATTEMPTS = 5;
+
 /** Items never sent, once the import has ended without them: `skipped`, so every item has its outcome. */
 export async function skipRest(
   id: string,
@@ -275,16 +345,25 @@ export async function skipRest(
   store: ImportStore,
   reason: string,
 ): Promise<Counts> {
-  const progress = await store.progress(id);
-  const { outcomes } = progress;
-  const rest = stranded(progress, total);
-  for (const o of rest) outcomes.set(o.index, o);
-  for (let i = 0; i < total; i++)
-    if (!outcomes.has(i)) {
-      const skipped: ItemOutcome = { index: i, state: 'skipped', message: bounded(reason, 300) };
-      rest.push(skipped);
-      outcomes.set(i, skipped);
+  for (let tries = 1; ; tries++) {
+    const progress = await store.progress(id);
+    const { outcomes } = progress;
+    const rest = stranded(progress, total);
+    for (const o of rest) outcomes.set(o.index, o);
+    for (let i = 0; i < total; i++)
+      if (!outcomes.has(i)) {
+        const skipped: ItemOutcome = { index: i, state: 'skipped', message: bounded(reason, 300) };
+        rest.push(skipped);
+        outcomes.set(i, skipped);
+      }
+    try {
+      // At the ledger's next sequence number: a run of the apply step still going (an activity delivered twice)
+      // is fenced off at its next commit, having sent nothing beyond the window read here.
+      await store.commit(id, progress.commits, rest, null, randomUUID());
+      return countsOf(total, outcomes.values());
+    } catch (err) {
+      // That run committed first: read what it recorded, and end after it.
+      if (!(err instanceof LedgerFenced) || tries >= SKIP_ATTEMPTS) throw err;
     }
-  await store.commit(id, progress.commits, rest, null, randomUUID());
-  return countsOf(total, outcomes.values());
+  }
 }

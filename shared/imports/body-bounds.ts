@@ -42,6 +42,24 @@ const COLON = 58;
 const bytesOf = (c: number) => (c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 2 : 3);
 
 /**
+ * A short key as JSON.parse reads it: `"it\u0065ms"` is `items`. Only keys with an escape are decoded, and only short
+ * ones (a key the bounds look at is short, and escapes only lengthen its text); an escape JSON does not know is left
+ * as written, for the parse to refuse.
+ */
+function keyOf(text: string, start: number, end: number, escaped: boolean): string {
+  const raw = text.slice(start, end);
+  if (!escaped) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
+
+/** The keys whose values the bounds read: given twice, JSON.parse would keep the last, which the scan did not read. */
+const BODY_KEYS = new Set(['items', 'operation']);
+
+/**
  * What is wrong with the body's shape beyond its bounds — too many items, an item too long, nesting too deep, more
  * variables in an item than its operation declares — at most a few problems, each naming where. Empty: within them.
  */
@@ -68,6 +86,9 @@ export function boundsProblems(text: string, bounds: BodyBounds): string[] {
   let names: string[] = [];
   let mostNames: string[] = [];
   let operation: string | undefined;
+  // The body's keys that matter, and each item's `variables`, as read so far: a second one is refused.
+  const bodyKeys = new Set<string>();
+  let itemHasVariables = false;
   const problems: string[] = [];
   const n = text.length;
   const item = () => {
@@ -88,18 +109,30 @@ export function boundsProblems(text: string, bounds: BodyBounds): string[] {
     if (inItem) itemBytes += bytesOf(c);
     if (c === QUOTE) {
       const start = i + 1;
+      let escaped = false;
       // To the closing quote, past escapes.
       for (i++; i < n; i++) {
         const d = text.charCodeAt(i);
         if (inItem) itemBytes += bytesOf(d);
         if (d === QUOTE) break;
-        if (d === BACKSLASH && ++i < n && inItem) itemBytes += bytesOf(text.charCodeAt(i));
+        if (d === BACKSLASH) {
+          escaped = true;
+          if (++i < n && inItem) itemBytes += bytesOf(text.charCodeAt(i));
+        }
       }
+      const short = i - start <= 64;
       if (expectKey) {
-        if (depth === variablesDepth && ++variables <= keepNames && i - start <= 64)
-          names.push(text.slice(start, i));
-        key = (depth === 1 || depth === 3) && i - start <= 16 ? text.slice(start, i) : '';
-      } else if (depth === 1 && key === 'operation' && i - start <= 64) operation = text.slice(start, i);
+        if (depth === variablesDepth && ++variables <= keepNames && short)
+          names.push(keyOf(text, start, i, escaped));
+        key = (depth === 1 || depth === 3) && short ? keyOf(text, start, i, escaped) : '';
+        if (depth === 1 && BODY_KEYS.has(key)) {
+          if (bodyKeys.has(key)) return [`body: "${key}" given twice`];
+          bodyKeys.add(key);
+        } else if (depth === 3 && inItem && key === 'variables') {
+          if (itemHasVariables) return [`items.${items - 1}: "variables" given twice`];
+          itemHasVariables = true;
+        }
+      } else if (depth === 1 && key === 'operation' && short) operation = keyOf(text, start, i, escaped);
       continue;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
@@ -108,6 +141,7 @@ export function boundsProblems(text: string, bounds: BodyBounds): string[] {
         inItems = itemsSeen = expectItem = true;
       } else if (depth === 2 && inItems) {
         inItem = true;
+        itemHasVariables = false;
         itemBytes = 1;
       } else if (depth === 3 && inItem && key === 'variables' && object) {
         variablesDepth = 4;

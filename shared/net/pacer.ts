@@ -5,7 +5,7 @@ import { sleep } from './retry';
 export type HeaderOf = (name: string) => string | null;
 
 const int = (text: string | null): number | undefined => {
-  if (text === null) return undefined;
+  if (text === null || text.trim() === '') return undefined;
   // `RateLimit: limit=8, remaining=3, reset=1` (the draft's later single field) or a plain number.
   const n = Number(text.trim());
   return Number.isFinite(n) && n >= 0 ? n : undefined;
@@ -32,19 +32,35 @@ export interface RateState {
   resetSeconds?: number;
 }
 
+/**
+ * A reset as servers send it, in seconds from now: a delta (the IETF draft), an epoch second (GitHub's
+ * X-RateLimit-Reset: any value past 10⁹, September 2001) or an epoch millisecond (many others: past 10¹²). What is
+ * in the past is now. Unbounded here: the pacer caps every wait (MAX_WAIT_MS).
+ */
+export function resetSecondsOf(value: number | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (value > 1e12) return Math.max(0, (value - nowMs) / 1000);
+  if (value > 1e9) return Math.max(0, value - nowMs / 1000);
+  return value;
+}
+
 /** `RateLimit-*` (IETF draft), `X-RateLimit-*` (GitHub and many others), or the combined `RateLimit` field. */
-export function rateStateOf(header: HeaderOf): RateState | undefined {
+export function rateStateOf(header: HeaderOf, nowMs = Date.now()): RateState | undefined {
   const c = combined(header('ratelimit'));
   const limit = int(header('ratelimit-limit')) ?? int(header('x-ratelimit-limit')) ?? c.limit;
   const remaining = int(header('ratelimit-remaining')) ?? int(header('x-ratelimit-remaining')) ?? c.remaining;
-  let resetSeconds = int(header('ratelimit-reset')) ?? c.reset;
-  const x = int(header('x-ratelimit-reset'));
-  // X-RateLimit-Reset is an epoch second at GitHub and a delta elsewhere: a value past 2001 is a time.
-  if (resetSeconds === undefined && x !== undefined)
-    resetSeconds = x > 1_000_000_000 ? Math.max(0, x - Date.now() / 1000) : x;
+  const resetSeconds = resetSecondsOf(
+    int(header('ratelimit-reset')) ?? c.reset ?? int(header('x-ratelimit-reset')),
+    nowMs,
+  );
   if (limit === undefined && remaining === undefined) return undefined;
   return { limit, remaining, resetSeconds };
 }
+
+/** The longest one wait lasts, whatever a header said (a reset of years, an epoch misread): as Retry-After's cap. */
+export const MAX_WAIT_MS = 60_000;
+/** How long one request waits in the pacer in all before it goes anyway (the tenant's answer then decides). */
+export const DEFAULT_PATIENCE_MS = 300_000;
 
 export interface PacerOptions {
   clock?: Clock;
@@ -85,15 +101,28 @@ export class Pacer {
     this.minRate = options.minRatePerSecond ?? 0.5;
   }
 
-  /** Waits, when it must, until one more request may go; then counts it as sent. */
-  before(abortSignal?: AbortSignal): Promise<void> | undefined {
+  /**
+   * Waits, when it must, until one more request may go; then counts it as sent. No wait is longer than MAX_WAIT_MS,
+   * and past `patienceMs` in all the request goes whatever the window says.
+   */
+  before(abortSignal?: AbortSignal, patienceMs = DEFAULT_PATIENCE_MS): Promise<void> | undefined {
     const waitMs = this.waitMs();
     if (waitMs <= 0) {
       this.take();
       return undefined;
     }
     this.stats.waited++;
-    return sleep(waitMs, abortSignal).then(() => this.before(abortSignal));
+    const until = this.clock.now() + patienceMs;
+    const wait = (): Promise<void> => {
+      const left = until - this.clock.now();
+      const ms = Math.min(this.waitMs(), MAX_WAIT_MS, left);
+      if (ms <= 0) {
+        this.take();
+        return Promise.resolve();
+      }
+      return sleep(ms, abortSignal).then(wait);
+    };
+    return wait();
   }
 
   /** The answer to a request `before()` let go (status 0: none came). */
@@ -101,11 +130,12 @@ export class Pacer {
     this.inFlight = Math.max(0, this.inFlight - 1);
     const now = this.clock.now();
     if (retryAfterMs !== undefined && (status === 429 || status === 503))
-      this.blockedUntil = Math.max(this.blockedUntil, now + retryAfterMs);
-    const state = header && rateStateOf(header);
+      this.blockedUntil = Math.max(this.blockedUntil, now + Math.min(retryAfterMs, MAX_WAIT_MS));
+    const state = header && rateStateOf(header, now);
     if (state) {
       if (state.limit !== undefined) this.limit = state.limit;
-      if (state.resetSeconds !== undefined) this.resetAt = now + state.resetSeconds * 1000;
+      if (state.resetSeconds !== undefined)
+        this.resetAt = now + Math.min(state.resetSeconds * 1000, MAX_WAIT_MS);
       // What is left, less the requests of ours the tenant may not have counted yet.
       if (state.remaining !== undefined) this.available = state.remaining - this.inFlight;
       if (status === 429) this.available = 0;

@@ -510,4 +510,54 @@ describe('the body’s bounds, on its text before any parse', () => {
       1,
     );
   });
+
+  // What JSON.parse reads is what the bounds read: an escaped key is its decoded name, and a key JSON.parse would
+  // take from a second occurrence is refused rather than read twice.
+  const huge = `{${Array.from({ length: 100_000 }, (_, i) => `"v${i}":0`).join(',')}}`;
+  const hostile = `[{"key":"k","variables":${huge}}]`;
+  const wide = { ...bounds(), maxItemBytes: 64 * 1024 * 1024 };
+
+  it('an escaped key is read as its name: `it\\u0065ms`, an escaped `variables`, escaped variable names', () => {
+    const escapedItems = `{"operation":"updateKpi","it\\u0065ms":${hostile}}`;
+    expect(JSON.parse(escapedItems)).toHaveProperty('items');
+    expect(boundsProblems(escapedItems, wide)).toEqual([
+      'items.0.variables: $v0: not a variable of updateKpi (it declares $id, $input; 100000 given)',
+    ]);
+    const escapedVariables = `{"operation":"updateKpi","items":[{"key":"k","v\\u0061riables":${huge}}]}`;
+    expect(boundsProblems(escapedVariables, wide)).toHaveLength(1);
+    // Escaped names of declared variables are the variables themselves: nothing to say.
+    expect(
+      boundsProblems(
+        `{"operation":"upd\\u0061teKpi","items":[{"key":"k","variables":{"\\u0069d":1,"input":{}}}]}`,
+        wide,
+      ),
+    ).toEqual([]);
+    // An escape JSON does not know is left to the parse, which refuses it.
+    expect(boundsProblems('{"it\\qems":[]}', wide)).toEqual([]);
+  });
+
+  it('a repeated `items`, `operation` or `variables` is refused: JSON.parse would keep the one read last', () => {
+    expect(boundsProblems(`{"operation":"updateKpi","items":[],"items":${hostile}}`, wide)).toEqual([
+      'body: "items" given twice',
+    ]);
+    expect(boundsProblems(`{"items":[],"operation":"updateKpi","it\\u0065ms":[]}`, wide)).toEqual([
+      'body: "items" given twice',
+    ]);
+    expect(boundsProblems(`{"operation":"updateKpi","operation":"x","items":[]}`, wide)).toEqual([
+      'body: "operation" given twice',
+    ]);
+    expect(
+      boundsProblems(
+        `{"operation":"updateKpi","items":[{"key":"k","variables":{},"variables":${huge}}]}`,
+        wide,
+      ),
+    ).toEqual(['items.0: "variables" given twice']);
+    // Each item has its own: one each is fine; nested keys of the same name are values, not repeats.
+    expect(
+      boundsProblems(
+        body([item({ id: 'a', input: { variables: 1, items: 2 } }), item({ id: 'b', input: {} })]),
+        bounds(),
+      ),
+    ).toEqual([]);
+  });
 });

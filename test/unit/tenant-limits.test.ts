@@ -261,6 +261,92 @@ describe('the pacer keeps a credential under the tenant’s rate', () => {
   });
 });
 
+describe('a reset of any size costs a request no more than its patience, and never a timer that fires at once', () => {
+  const headers = (h: Record<string, string>) => (name: string) => h[name] ?? null;
+  const NOW = Date.parse('2026-11-28T12:00:00Z');
+  let warnings: string[];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  beforeEach(() => {
+    warnings = [];
+    process.on('warning', onWarning);
+    jest.useFakeTimers({ now: NOW });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    process.off('warning', onWarning);
+  });
+
+  it('reads a reset as a delta, an epoch second or an epoch millisecond; ignores what it cannot read', () => {
+    const reset = (v: string, name = 'x-ratelimit-reset') =>
+      rateStateOf(headers({ 'x-ratelimit-remaining': '0', [name]: v }), NOW)?.resetSeconds;
+    expect(reset('30')).toBe(30);
+    expect(reset(String(NOW / 1000 + 30))).toBe(30);
+    expect(reset(String(NOW + 30_000))).toBe(30);
+    expect(reset(String(NOW + 30_000), 'ratelimit-reset')).toBe(30);
+    expect(reset(String(NOW - 30_000))).toBe(0); // in the past: now
+    expect(reset('99999999')).toBe(99_999_999); // a delta of three years: capped by the pacer, below
+    for (const unreadable of ['soon', '-5', '1e400', '', 'Thu, 01 Jan 2026 00:00:00 GMT'])
+      expect([unreadable, reset(unreadable)]).toEqual([unreadable, undefined]);
+  });
+
+  /** How long (fake) time must pass before the request `before()` held may go. */
+  async function heldFor(pacer: Pacer, clock: OffsetClock, patienceMs?: number, onStep?: () => void) {
+    let gone = false;
+    const wait = pacer.before(undefined, patienceMs);
+    expect(wait).toBeDefined();
+    void wait?.then(() => (gone = true));
+    let waited = 0;
+    while (!gone && waited < 3_600_000) {
+      onStep?.();
+      clock.advanceSeconds(1);
+      await jest.advanceTimersByTimeAsync(1000);
+      waited += 1000;
+    }
+    return waited;
+  }
+
+  it.each([
+    [
+      'RateLimit-Reset: 99999999 (three years)',
+      { 'ratelimit-remaining': '0', 'ratelimit-reset': '99999999' },
+      60_000,
+    ],
+    [
+      'X-RateLimit-Reset in epoch milliseconds, a minute off',
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW + 45_000) },
+      45_000,
+    ],
+    [
+      'X-RateLimit-Reset of 2100 in epoch milliseconds',
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Date.parse('2100-01-01')) },
+      60_000,
+    ],
+    ['combined `reset=` of a year', { ratelimit: 'limit=10, remaining=0, reset=31536000' }, 60_000],
+  ])('%s: one wait of at most a minute, no warning', async (_, h, expected) => {
+    const clock = new OffsetClock();
+    clock.freeze(true);
+    const pacer = new Pacer({ clock });
+    pacer.before();
+    pacer.after(429, headers(h));
+    expect(await heldFor(pacer, clock)).toBe(expected);
+    // A timeout past 2³¹ ms fires after 1 ms with a TimeoutOverflowWarning: a loop of them was the failure.
+    expect(warnings).toEqual([]);
+  });
+
+  it('a tenant that keeps saying "wait": the request goes once its patience is spent', async () => {
+    const clock = new OffsetClock();
+    clock.freeze(true);
+    const pacer = new Pacer({ clock });
+    pacer.before();
+    const refuse = () =>
+      pacer.after(429, headers({ 'ratelimit-remaining': '0', 'ratelimit-reset': '99999999' }), 60_000);
+    refuse();
+    // Every second another answer of the credential says the same: the window never opens.
+    expect(await heldFor(pacer, clock, 150_000, refuse)).toBe(150_000);
+    expect(warnings).toEqual([]);
+  });
+});
+
 describe('a 429 does not use up a request’s attempts while its patience lasts', () => {
   const policy = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 };
   const run = (statuses: number[], budgetMs: number) => {
