@@ -203,15 +203,20 @@ export function asPerson(session: TokenSource, person: string): TokenSource {
   };
 }
 
-/** Who the token names, for display only (not a trust decision: the IdP already issued it). */
-function safeClaims(token: string): { username?: string; name?: string } {
+/**
+ * Who the token names (not a trust decision: the IdP already issued it): `preferred_username` where the IdP sets it,
+ * as Keycloak does, else `sub`, which every OpenID token carries — so an import accepted under a person is applied by
+ * that person's session only, on an IdP that sends no username too.
+ */
+export function safeClaims(token: string): { username?: string; name?: string } {
   try {
     // jose on first use: a cold start that never reads a delegated token does not pay for it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const c = (require('jose') as typeof import('jose')).decodeJwt(token);
+    const named = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
     return {
-      username: typeof c.preferred_username === 'string' ? c.preferred_username : undefined,
-      name: typeof c.name === 'string' ? c.name : undefined,
+      username: named(c.preferred_username) ?? named(c.sub),
+      name: named(c.name),
     };
   } catch {
     return {};

@@ -9,6 +9,7 @@ import {
   parseIdempotencyKey,
   POLL_SECONDS,
   readJsonText,
+  replayOf,
   resourceUrl,
   signatureProblem,
   stoppedEarly,
@@ -26,9 +27,10 @@ import {
   type ImportInput,
   type ImportState,
 } from './orchestration';
-import { importHash, maxBodyBytes, parseImportRequest } from './request';
+import { checkImport, importHash, maxBodyBytes, parseImportShape } from './request';
 import { publicImport } from './run';
 import type { ImportSetup } from './setup';
+import { batchDigest } from './store';
 
 /** The import's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
 export function importStateOf(instance: DurableOrchestrationStatus): ImportState | undefined {
@@ -48,13 +50,33 @@ function accepted(request: HttpRequest, id: string, state: string, replayed = fa
   return acceptedAnswer(location, { id, state, statusUri: location }, replayed);
 }
 
+/** The body's bounds, with the allow-list's variable counts where imports are on. */
+function importBounds(maxItems: number, operations: Map<string, ImportOperation> | undefined) {
+  const mostDeclared = Math.max(0, ...[...(operations?.values() ?? [])].map((o) => o.variables.length));
+  return {
+    maxItems,
+    maxItemBytes: MAX_ITEM_BYTES,
+    maxDepth: MAX_DEPTH,
+    maxKeptNames: mostDeclared,
+    declaredVariables: (name: string | undefined) => {
+      if (name === undefined || !operations) return undefined;
+      const operation = operations.get(name);
+      if (!operation) return { count: mostDeclared };
+      const names = new Set(operation.variables.map((v) => v.variable.name.value));
+      return { count: names.size, names };
+    },
+  };
+}
+
 /**
- * POST /api/imports, its checks in order, each before any state: the body's size and type; imports switched on
- * (IMPORT_OPERATIONS_FILE outside development); the signature where IMPORTS_REQUEST_SECRET_NAME asks for one; the
- * body's bounds on its text (items, an item's size, nesting, variables) before anything parses it; then the body
- * whole — operation on the allow-list, unique keys, every item's variables (400/422, whatever the session's state).
- * An Idempotency-Key already used answers the import it named (before the session is looked at); only a new import
- * needs a signed-in admin (409). Then the items are stored and the import orchestration starts: 202 with where to poll.
+ * POST /api/imports, its checks in order, each before any state: the body's size and type; the signature where
+ * IMPORTS_REQUEST_SECRET_NAME asks for one; the body's bounds on its text (items, an item's size, nesting, variables)
+ * before anything parses it, then its shape. A key already used — the Idempotency-Key, and a signed request's
+ * `webhook-id`, which the signature covers — answers the import it named before anything else is looked at (the
+ * allow-list, the tenant, the session may all have changed since). Then imports switched on (IMPORT_OPERATIONS_FILE
+ * outside development) and the body whole — operation on the allow-list, unique keys, every item's variables
+ * (400/422). Only a new import needs a signed-in admin (409). Then the items are stored and the import orchestration
+ * starts: 202 with where to poll.
  */
 export async function createImport(
   request: HttpRequest,
@@ -64,40 +86,58 @@ export async function createImport(
   const read = await readJsonText(request, maxBodyBytes(setup.maxItems));
   if ('refused' in read) return read.refused;
   const { text } = read;
-  let operations: Map<string, ImportOperation>;
-  try {
-    operations = await setup.operations();
-  } catch (err) {
-    if (err instanceof IntegrationError && err.code === 'imports_disabled')
-      return problem(403, 'imports_disabled', err.message);
-    throw err;
-  }
   if (setup.requestSecret) {
     const refused = signatureProblem(request, text, await setup.requestSecret());
     if (refused) return refused;
   }
-  const mostDeclared = Math.max(0, ...[...operations.values()].map((o) => o.variables.length));
-  const tooBig = boundsProblems(text, {
-    maxItems: setup.maxItems,
-    maxItemBytes: MAX_ITEM_BYTES,
-    maxDepth: MAX_DEPTH,
-    maxKeptNames: mostDeclared,
-    declaredVariables: (name) => {
-      if (name === undefined) return undefined;
-      const operation = operations.get(name);
-      if (!operation) return { count: mostDeclared };
-      const names = new Set(operation.variables.map((v) => v.variable.name.value));
-      return { count: names.size, names };
-    },
-  });
-  if (tooBig.length)
-    return problem(400, 'invalid_request', tooBig.join('; '), { members: { problems: tooBig } });
   const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
   if (!key.ok)
     return problem(400, 'invalid_request', key.problems.join('; '), { members: { problems: key.problems } });
-  const parsed = parseImportRequest(text, {
+  // The allow-list, or why imports are off: told after a replay has had its answer.
+  let operations: Map<string, ImportOperation> | undefined;
+  let disabled: string | undefined;
+  try {
+    operations = await setup.operations();
+  } catch (err) {
+    if (!(err instanceof IntegrationError && err.code === 'imports_disabled')) throw err;
+    disabled = err.message;
+  }
+  const webhookId = setup.requestSecret ? request.headers.get('webhook-id') : null;
+  // With imports off, only a replay of an import accepted earlier has an answer beyond saying so.
+  if (disabled && !key.value && !webhookId) return problem(403, 'imports_disabled', disabled);
+  const tooBig = boundsProblems(text, importBounds(setup.maxItems, operations));
+  if (tooBig.length)
+    return problem(400, 'invalid_request', tooBig.join('; '), { members: { problems: tooBig } });
+  const shape = parseImportShape(text, setup.maxItems);
+  if (!shape.ok)
+    return problem(400, 'invalid_request', shape.problems.join('; '), {
+      members: { problems: shape.problems },
+    });
+  const body = shape.value;
+  const now = setup.clock.now();
+  const id = randomUUID();
+  const caller = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;
+  const record = { id, bodyHash: importHash(body), createdAt: new Date(now).toISOString() };
+  // The keys this request is known by: a signed request's webhook-id (a replay of it within the signature's
+  // tolerance names the same id, which no one can change without the secret), and its Idempotency-Key.
+  const keys = [
+    ...(webhookId ? [{ scope: `${caller}-webhook-id`, value: webhookId }] : []),
+    ...(key.value ? [{ scope: caller, value: key.value }] : []),
+  ];
+  const replay = async (earlier: string) => {
+    const existing = await readInstance(client, importInstanceId(earlier));
+    return existing && accepted(request, earlier, importStateOf(existing)?.state ?? 'queued', true);
+  };
+  for (const k of keys) {
+    const answer = await replayOf(setup.keys, k.scope, k.value, record.bodyHash, now, {
+      noun: 'import',
+      replay,
+    });
+    if (answer) return answer;
+  }
+  if (disabled || !operations) return problem(403, 'imports_disabled', disabled ?? 'imports are off');
+  const parsed = checkImport(body, {
     operations,
-    maxItems: setup.maxItems,
     development: setup.development,
     schema: await setup.schema(),
   });
@@ -110,29 +150,19 @@ export async function createImport(
         ...(parsed.code === 'unknown_operation' ? { knownOperations: [...operations.keys()] } : {}),
       },
     });
-  const { value: body, operation } = parsed;
-  const now = setup.clock.now();
-  const id = randomUUID();
-  const scope = `imports-${callerScope(request.headers.get('x-functions-key') ?? request.query.get('code'))}`;
-  if (key.value) {
-    const answer = await claimOrReplay(
-      setup.keys,
-      scope,
-      key.value,
-      { id, bodyHash: importHash(body), createdAt: new Date(now).toISOString() },
-      now,
-      {
-        noun: 'import',
-        replay: async (earlier) => {
-          const existing = await readInstance(client, importInstanceId(earlier));
-          return existing && accepted(request, earlier, importStateOf(existing)?.state ?? 'queued', true);
-        },
-      },
-    );
-    if (answer !== 'claimed') return answer;
-  }
+  const { operation } = parsed;
+  // Claimed in turn; a key another request holds answers for it, and the keys claimed before it go back.
+  const claimed: typeof keys = [];
   const release = () =>
-    key.value ? setup.keys.releaseKey(scope, key.value).catch(() => undefined) : Promise.resolve();
+    Promise.all(claimed.map((k) => setup.keys.releaseKey(k.scope, k.value).catch(() => undefined)));
+  for (const k of keys) {
+    const answer = await claimOrReplay(setup.keys, k.scope, k.value, record, now, { noun: 'import', replay });
+    if (answer !== 'claimed') {
+      await release();
+      return answer;
+    }
+    claimed.push(k);
+  }
   const session = await setup.session().catch(async (err: unknown) => {
     await release();
     throw err;
@@ -158,12 +188,10 @@ export async function createImport(
     person: session.username,
     ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
   };
+  const batch = { operation: body.operation, document: operation.document, items: body.items };
+  input.digest = batchDigest(batch);
   try {
-    await setup.store.saveBatch(id, {
-      operation: body.operation,
-      document: operation.document,
-      items: body.items,
-    });
+    await setup.store.saveBatch(id, batch);
     await durableCall('start the import', () =>
       client.startNew(IMPORT.orchestrator, { instanceId: importInstanceId(id), input }),
     );

@@ -51,6 +51,8 @@ export const importInputSchema = z.object({
   adminWaitMs: z.number().int().min(0),
   /** The admin whose session accepted the import: only that person's session applies it (absent: imports before). */
   person: z.string().optional(),
+  /** The batch as accepted (store.ts, batchDigest): the apply step refuses one that changed in storage since. */
+  digest: z.string().optional(),
   callbackUrl: z.string().optional(),
   /**
    * Set while the import waits — for an admin to sign in, or for the tenant to be available again — (it continues
@@ -201,6 +203,7 @@ export function* importOrchestrator(
       const result = (yield context.df.callActivity(IMPORT.apply, {
         id: input.id,
         ...(input.person ? { person: input.person } : {}),
+        ...(input.digest ? { digest: input.digest } : {}),
       })) as ApplyResult;
       input = { ...input, counts: result.counts };
       if (result.sessionLost) {

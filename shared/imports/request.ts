@@ -45,6 +45,29 @@ export type ImportParse =
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const operations = () => require('./operations') as typeof import('./operations');
 
+/** The body's shape alone — JSON, the fields, their types and counts — with no allow-list or schema consulted. */
+export function parseImportShape(
+  text: string,
+  maxItems: number,
+): { ok: true; value: ImportRequest } | { ok: false; problems: string[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, problems: ['body: not valid JSON'] };
+  }
+  const result = bodySchema(maxItems).safeParse(json);
+  if (!result.success)
+    return {
+      ok: false,
+      problems: result.error.issues
+        .slice(0, MAX_PROBLEMS)
+        .map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`),
+    };
+  const { operation, items, callbackUrl } = result.data;
+  return { ok: true, value: { operation, items, callbackUrl } };
+}
+
 /**
  * Parses an import's body and checks every item against the operation before anything is accepted: unknown
  * fields, an operation not on the allow-list, the same key twice, variables the operation does not declare or
@@ -60,22 +83,17 @@ export function parseImportRequest(
     schema?: GraphQLSchema;
   },
 ): ImportParse {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'invalid_request', problems: ['body: not valid JSON'] };
-  }
-  const result = bodySchema(options.maxItems).safeParse(json);
-  if (!result.success)
-    return {
-      ok: false,
-      code: 'invalid_request',
-      problems: result.error.issues
-        .slice(0, MAX_PROBLEMS)
-        .map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`),
-    };
-  const body = result.data;
+  const shape = parseImportShape(text, options.maxItems);
+  return shape.ok
+    ? checkImport(shape.value, options)
+    : { ok: false, code: 'invalid_request', problems: shape.problems };
+}
+
+/** A body of the right shape checked against the allow-list, the operation's variables and the tenant's schema. */
+export function checkImport(
+  body: ImportRequest,
+  options: { operations: Map<string, ImportOperation>; development: boolean; schema?: GraphQLSchema },
+): ImportParse {
   const operation = options.operations.get(body.operation);
   if (!operation)
     return {

@@ -6,8 +6,8 @@ import { importSummary } from './summary';
 import { endRunSpan, RUN_SPAN } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
 import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
-import type { ImportBatch, ImportStore, ItemState } from './store';
-import { type ErrorCode } from '../errors';
+import { batchDigest, type ImportBatch, type ImportStore, type ItemState } from './store';
+import { IntegrationError, type ErrorCode } from '../errors';
 import { errorCodeSchema } from '../error-codes';
 
 /**
@@ -74,21 +74,28 @@ const failuresOf = (results: ItemResult[]) =>
  * outputs are stored in the durable history: ids, names and counts only — never an item, a token or a link.
  */
 
-const idInput = z.object({ id: z.string(), person: z.string().optional() });
+const idInput = z.object({ id: z.string(), person: z.string().optional(), digest: z.string().optional() });
 
 /**
  * A share of the import's items applied with the session of the admin it was accepted under (any admin's for imports
  * accepted before that was recorded); the counts, and whether the session was lost or the tenant unavailable.
  */
 export function importApplyActivity(app: ImportHost, raw: unknown): Promise<ApplyResult> {
-  const { id, person } = idInput.parse(raw);
+  const { id, person, digest } = idInput.parse(raw);
   return app.traced('import apply', { runId: id }, async () => {
     const setup = app.imports();
     const access = app.access();
-    const batch = await setup.store.batch(id);
+    // The document must still be on the allow-list, and the items what was accepted (imports accepted before the
+    // digest was kept have none: their document is still checked).
+    const batch = await setup.allowed(await setup.store.batch(id));
+    if (digest && batchDigest(batch) !== digest)
+      throw new IntegrationError(
+        'unknown_operation',
+        `the stored items of import ${id} are not the ones accepted (the stored batch was altered): nothing of it is sent`,
+      );
     return applyBatch(
       id,
-      await setup.allowed(batch),
+      batch,
       setup.store,
       person ? access.delegatedGraphqlAs(person) : access.delegatedGraphql,
       {

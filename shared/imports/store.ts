@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
@@ -30,6 +31,14 @@ export interface ImportBatch {
   document: string;
   items: ImportItem[];
 }
+
+/**
+ * What a batch was when accepted: the sha256 of the text stored (`items.json` is this JSON text). The import's input
+ * keeps it, so the apply step refuses a stored batch whose items changed since — it would send them with the admin's
+ * session — as it refuses a document no longer on the allow-list.
+ */
+export const batchDigest = (batch: ImportBatch) =>
+  createHash('sha256').update(JSON.stringify(batch)).digest('hex');
 
 export interface ImportProgress {
   outcomes: Map<number, ItemOutcome>;

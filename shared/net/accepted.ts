@@ -49,7 +49,20 @@ export interface KeyRecord {
 /** Where Idempotency-Keys are claimed: the first claim of a key wins, later ones get its record. */
 export interface KeyClaims {
   claimKey(scope: string, key: string, record: KeyRecord, nowMs: number): Promise<KeyRecord | 'claimed'>;
+  /** The record a key names now, unless it names none (or its claim has expired). */
+  findKey(scope: string, key: string, nowMs: number): Promise<KeyRecord | undefined>;
+  /**
+   * Takes over a claim whose request never started (`stale`, as read): `'claimed'`, or the key's record where
+   * another request took it over first.
+   */
+  reclaimKey(scope: string, key: string, record: KeyRecord, stale: KeyRecord): Promise<KeyRecord | 'claimed'>;
 }
+
+/**
+ * A key claimed this long ago whose request has not started is free again: the starter died between claiming it and
+ * starting what it names (a start takes milliseconds), and the key must not answer 409 for a day.
+ */
+export const STALE_CLAIM_MS = 60_000;
 
 /** How often callers are told to poll a running export or import. */
 export const POLL_SECONDS = 5;
@@ -154,10 +167,26 @@ export function stoppedEarly(instance: DurableOrchestrationStatus, what: string)
   return `the ${what} stopped (${instance.runtimeStatus.toLowerCase()}): ${String(instance.output ?? 'no reason given').slice(0, 300)}`;
 }
 
+const inProgress = (noun: string) =>
+  problem(
+    409,
+    'idempotency_key_in_progress',
+    `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun} with this Idempotency-Key is still being started; retry shortly`,
+  );
+
+const reused = (noun: string, id: string) =>
+  problem(
+    422,
+    'idempotency_key_reused',
+    `this Idempotency-Key was used with a different ${noun} in the last 24 hours; use a new key`,
+    { members: { id } },
+  );
+
 /**
  * Idempotency-Key: claims `key` for a new request (`'claimed'`), or answers as the earlier request with that key did: 422 when its
  * body differed, `replay` of what it started, or 409 while that is not started yet (a key never answers 202 for
- * something that does not exist). `noun` names what callers request ("request", "import").
+ * something that does not exist) — unless its claim is older than STALE_CLAIM_MS: then this request takes it over.
+ * `noun` names what callers request ("request", "import").
  */
 export async function claimOrReplay(
   ledger: KeyClaims,
@@ -169,19 +198,33 @@ export async function claimOrReplay(
 ): Promise<'claimed' | HttpResponseInit> {
   const claimed = await ledger.claimKey(scope, key, record, nowMs);
   if (claimed === 'claimed') return claimed;
-  if (claimed.bodyHash !== record.bodyHash)
-    return problem(
-      422,
-      'idempotency_key_reused',
-      `this Idempotency-Key was used with a different ${options.noun} in the last 24 hours; use a new key`,
-      { members: { id: claimed.id } },
-    );
-  return (
-    (await options.replay(claimed.id)) ??
-    problem(
-      409,
-      'idempotency_key_in_progress',
-      `${/^[aeiou]/.test(options.noun) ? 'an' : 'a'} ${options.noun} with this Idempotency-Key is still being started; retry shortly`,
-    )
-  );
+  if (claimed.bodyHash !== record.bodyHash) return reused(options.noun, claimed.id);
+  const replayed = await options.replay(claimed.id);
+  if (replayed) return replayed;
+  if (nowMs - Date.parse(claimed.createdAt) < STALE_CLAIM_MS) return inProgress(options.noun);
+  const again = await ledger.reclaimKey(scope, key, record, claimed);
+  if (again === 'claimed') return again;
+  return (await options.replay(again.id)) ?? inProgress(options.noun);
+}
+
+/**
+ * What an already claimed key answers, looked up before the request is checked any further — so a replay of an
+ * accepted request names what it started whatever has changed since (the allow-list, the tenant's availability):
+ * its replay, 422 for another body, 409 while it is being started. Undefined where the key names nothing (or a claim
+ * gone stale): the request goes on to be checked and claimed.
+ */
+export async function replayOf(
+  ledger: KeyClaims,
+  scope: string,
+  key: string,
+  bodyHash: string,
+  nowMs: number,
+  options: { noun: string; replay: (id: string) => Promise<HttpResponseInit | undefined> },
+): Promise<HttpResponseInit | undefined> {
+  const found = await ledger.findKey(scope, key, nowMs);
+  if (!found) return undefined;
+  if (found.bodyHash !== bodyHash) return reused(options.noun, found.id);
+  const replayed = await options.replay(found.id);
+  if (replayed) return replayed;
+  return nowMs - Date.parse(found.createdAt) < STALE_CLAIM_MS ? inProgress(options.noun) : undefined;
 }

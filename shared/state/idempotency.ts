@@ -33,6 +33,12 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 /** A key's row: `id` names the request; rows written before imports shared the keys name it `exportId`. */
 type KeyRow = Omit<KeyRecord, 'id'> & { id?: string; exportId?: string };
 
+const recordOf = (row: KeyRow): KeyRecord => ({
+  id: row.id ?? row.exportId ?? '',
+  bodyHash: row.bodyHash,
+  createdAt: row.createdAt,
+});
+
 /**
  * The Idempotency-Keys of the async request-reply webhooks (exports, imports), in Table Storage: per caller, as
  * hashes — neither the key nor the caller's function key is stored. Conditional writes, so two requests racing for
@@ -72,12 +78,7 @@ export class IdempotencyKeys implements KeyClaims {
         if (statusOf(err) === 404) continue; // released meanwhile
         throw err;
       }
-      if (nowMs - Date.parse(existing.createdAt) < IDEMPOTENCY_SECONDS * 1000)
-        return {
-          id: existing.id ?? existing.exportId ?? '',
-          bodyHash: existing.bodyHash,
-          createdAt: existing.createdAt,
-        };
+      if (nowMs - Date.parse(existing.createdAt) < IDEMPOTENCY_SECONDS * 1000) return recordOf(existing);
       // Expired: take it over, unless someone else just did.
       try {
         await this.client.updateEntity({ partitionKey, rowKey, ...record }, 'Replace', {
@@ -89,6 +90,48 @@ export class IdempotencyKeys implements KeyClaims {
       }
     }
     throw new Error('the Idempotency-Key is being claimed by concurrent requests; retry');
+  }
+
+  async findKey(scope: string, key: string, nowMs: number): Promise<KeyRecord | undefined> {
+    await this.table();
+    let existing: TableEntityResult<KeyRow>;
+    try {
+      existing = await this.client.getEntity<KeyRow>(`key_${scope}`, sha(key));
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    }
+    if (nowMs - Date.parse(existing.createdAt) >= IDEMPOTENCY_SECONDS * 1000) return undefined;
+    return recordOf(existing);
+  }
+
+  async reclaimKey(
+    scope: string,
+    key: string,
+    record: KeyRecord,
+    stale: KeyRecord,
+  ): Promise<KeyRecord | 'claimed'> {
+    await this.table();
+    const partitionKey = `key_${scope}`;
+    const rowKey = sha(key);
+    let existing: TableEntityResult<KeyRow>;
+    try {
+      existing = await this.client.getEntity<KeyRow>(partitionKey, rowKey);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      // Released meanwhile: a plain claim.
+      return this.claimKey(scope, key, record, Date.parse(record.createdAt));
+    }
+    const current = recordOf(existing);
+    if (current.id !== stale.id || current.createdAt !== stale.createdAt) return current;
+    try {
+      // Only the row as it was read: two requests taking over the same stale claim cannot both win.
+      await this.client.updateEntity({ partitionKey, rowKey, ...record }, 'Replace', { etag: existing.etag });
+      return 'claimed';
+    } catch (err) {
+      if (statusOf(err) !== 412) throw err;
+      return recordOf(await this.client.getEntity<KeyRow>(partitionKey, rowKey));
+    }
   }
 
   async releaseKey(scope: string, key: string): Promise<void> {

@@ -22,8 +22,11 @@ export interface SnapshotMeta {
   highWater?: string;
   /** When the last full pass of an incremental stream began, by the app's clock. */
   fullPassAt?: string;
-  /** A page size learnt from the tenant's refusals (shared/graphql/limits.ts): later passes start there. */
-  pageSize?: { size: number; limit: string };
+  /**
+   * A page size learnt from the tenant's refusals (shared/graphql/limits.ts): later passes start there, until a day
+   * after `since` (when the tenant last refused more), when a pass tries the stream's own size again.
+   */
+  pageSize?: { size: number; limit: string; since?: string };
 }
 
 // 'TISN' then a u32 length and the JSON.

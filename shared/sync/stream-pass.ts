@@ -76,7 +76,16 @@ export interface OpenPass {
   pageSize: number;
   /** Set when `pageSize` is below the stream's: which limit lowered it. */
   lowered?: { size: number; limit: string };
+  /** When the tenant last refused a larger page (ISO): the size is tried upwards again PROBE_AFTER_MS later. */
+  loweredSince?: string;
 }
+
+/**
+ * How long a page size learnt from the tenant's refusal is kept before a new pass asks with the stream's own size
+ * again: a tenant that raised its limit is then read at full size, and one that did not costs one refused request
+ * (the next size is taken from its numbers again).
+ */
+export const PROBE_AFTER_MS = 24 * 3_600_000;
 
 /** A stream result's `pageSize`: the size the pass reads with, when the tenant refused the stream's own. */
 export const loweredOf = (open: Pick<OpenPass, 'lowered'> | undefined) =>
@@ -186,9 +195,14 @@ export async function openPass(
     pageSize: stream.pageSize,
   };
   // A resumed pass goes on with the size it had (page numbers count pages of it); a new one starts where the last
-  // pass ended up, whatever kind it is: the limit is the tenant's, not the pass's.
+  // pass ended up, whatever kind it is: the limit is the tenant's, not the pass's — until PROBE_AFTER_MS have passed
+  // since the tenant last refused more, when a new pass tries the stream's own size again.
   const lowered = learnt(stream, cp?.pageSize ?? stored.meta.pageSize);
-  if (lowered) Object.assign(open, { pageSize: lowered.size, lowered });
+  const since = cp ? new Date(clock.now()).toISOString() : stored.meta.pageSize?.since;
+  const stale = !since || !(clock.now() - Date.parse(since) < PROBE_AFTER_MS);
+  if (lowered && !cp && stale)
+    logger.log('info', 'sync page size probed', { stream: name, pageSize: stream.pageSize });
+  else if (lowered) Object.assign(open, { pageSize: lowered.size, lowered, loweredSince: since });
   if (cp) {
     await detector.resume(cp, logEntries(await readLog(state, tenant, name)));
     ({ page: open.page, cursor: open.cursor, listingDone: open.listingDone } = cp);
@@ -295,6 +309,7 @@ export async function listPages(
       onPageSize: (size, limit) => {
         logger.log('warn', 'sync page size lowered', { stream: name, pageSize: size });
         open.lowered = { size, limit };
+        open.loweredSince = new Date(clock.now()).toISOString();
       },
       startCursor: open.cursor,
       abortSignal: ctx.abortSignal,
@@ -413,7 +428,9 @@ export async function endPass(
               : previous.meta.fullPassAt,
         }
       : {}),
-    ...(open.lowered ? { pageSize: open.lowered } : {}),
+    ...(open.lowered
+      ? { pageSize: { ...open.lowered, since: open.loweredSince ?? new Date(clock.now()).toISOString() } }
+      : {}),
   };
   const log = await readLog(state, tenant, name);
   await state.writeSnapshot(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { TableClient } from '@azure/data-tables';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
+import { claimOrReplay, STALE_CLAIM_MS } from '../../shared/net/accepted';
 import { IdempotencyKeys } from '../../shared/state/idempotency';
 
 jest.setTimeout(60_000);
@@ -72,5 +73,64 @@ describe('Idempotency-Keys', () => {
         now,
       ),
     ).toBe('claimed');
+  });
+});
+
+describe('a claim whose request never started (its starter died between the claim and the start)', () => {
+  const replayNone = async () => undefined;
+  const started = new Set<string>();
+  const replay = async (id: string) => (started.has(id) ? { status: 202, jsonBody: { id } } : undefined);
+
+  it('answers 409 with Retry-After for its first minute, then is taken over by the next request with it', async () => {
+    const t0 = Date.now() - 30_000;
+    const dead = { id: 'never-started', bodyHash: 'b', createdAt: new Date(t0).toISOString() };
+    expect(await keys.claimKey('caller-4', 'k', dead, t0)).toBe('claimed');
+    const now = Date.now();
+    const next = { id: 'next', bodyHash: 'b', createdAt: new Date(now).toISOString() };
+    const early = await claimOrReplay(keys, 'caller-4', 'k', next, now, {
+      noun: 'import',
+      replay: replayNone,
+    });
+    expect(early).toMatchObject({ status: 409, headers: { 'retry-after': '1' } });
+    // A minute after the claim, nothing started: the key is free for this request.
+    const later = now + STALE_CLAIM_MS;
+    const taken = { ...next, createdAt: new Date(later).toISOString() };
+    expect(
+      await claimOrReplay(keys, 'caller-4', 'k', taken, later, { noun: 'import', replay: replayNone }),
+    ).toBe('claimed');
+    expect(await keys.findKey('caller-4', 'k', later)).toEqual(taken);
+  });
+
+  it('two requests taking over the same stale claim: one wins, the other replays what the winner started', async () => {
+    const t0 = Date.now() - 120_000;
+    const dead = { id: 'dead', bodyHash: 'b', createdAt: new Date(t0).toISOString() };
+    expect(await keys.claimKey('caller-5', 'k', dead, t0)).toBe('claimed');
+    const now = Date.now();
+    const a = { id: 'a', bodyHash: 'b', createdAt: new Date(now).toISOString() };
+    const b = { id: 'b', bodyHash: 'b', createdAt: new Date(now + 1).toISOString() };
+    const [first, second] = await Promise.all([
+      keys.reclaimKey('caller-5', 'k', a, dead),
+      keys.reclaimKey('caller-5', 'k', b, dead),
+    ]);
+    const answers = [first, second];
+    expect(answers.filter((x) => x === 'claimed')).toHaveLength(1);
+    const winner = first === 'claimed' ? a : b;
+    expect(answers.find((x) => x !== 'claimed')).toEqual(winner);
+    // Through claimOrReplay: once the winner has started, a late one replays it rather than claiming.
+    started.add(winner.id);
+    const late = { id: 'late', bodyHash: 'b', createdAt: new Date(now + 2).toISOString() };
+    expect(await claimOrReplay(keys, 'caller-5', 'k', late, now + 2, { noun: 'import', replay })).toEqual({
+      status: 202,
+      jsonBody: { id: winner.id },
+    });
+  });
+
+  it('findKey: the record a key names, none for an unknown or expired one', async () => {
+    const now = Date.now();
+    const record = { id: 'found', bodyHash: 'h', createdAt: new Date(now).toISOString() };
+    expect(await keys.claimKey('caller-6', 'k', record, now)).toBe('claimed');
+    expect(await keys.findKey('caller-6', 'k', now)).toEqual(record);
+    expect(await keys.findKey('caller-6', 'other', now)).toBeUndefined();
+    expect(await keys.findKey('caller-6', 'k', now + 25 * 3600 * 1000)).toBeUndefined();
   });
 });

@@ -125,4 +125,38 @@ describe('with IMPORT_OPERATIONS_FILE and IMPORTS_REQUEST_SECRET_NAME', () => {
     ]);
     expect(await mutations(stack)).toBe(1);
   });
+
+  it('a signed request sent again within the signature’s tolerance names the import it started — whatever Idempotency-Key it now carries', async () => {
+    const before = await mutations(stack);
+    const body = JSON.stringify({
+      operation: 'setKpi',
+      items: [{ key: 'replayed', variables: { id: 'kpi-0000002', input: { value: 3.25 } } }],
+    });
+    const headers = signed(body);
+    const first = await postImport(stack, body, headers);
+    expect(first.status).toBe(202);
+    // Captured and sent again — as it is, and with a fresh Idempotency-Key (the header the signature does not cover).
+    for (const extra of [{}, { 'idempotency-key': 'a-new-key-from-someone-else' }] as Record<
+      string,
+      string
+    >[]) {
+      const again = await postImport(stack, body, { ...headers, ...extra });
+      expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([
+        202,
+        first.body.id,
+        'true',
+      ]);
+    }
+    await eventually(async () => {
+      const s = await stack.json(`imports/${first.body.id}`, {}, stack.keys.function);
+      return s.body.state === 'completed';
+    }, 'the import to end');
+    // Once: one import, one mutation; the replays started nothing.
+    expect((await mutations(stack)) - before).toBe(1);
+    const imports = (await stack.json('manage/runs?kind=import', {}, stack.keys.master)).body.runs as Array<{
+      id: string;
+    }>;
+    expect(imports.filter((r) => r.id === first.body.id)).toHaveLength(1);
+    expect(imports).toHaveLength(2);
+  });
 });

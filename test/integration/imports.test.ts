@@ -695,6 +695,30 @@ describe('imports: write-back with the admin session', () => {
       await until(other.body.id, ['completed']);
     });
 
+    it('a replay of an accepted import while the tenant is down answers that import — its key is read before the tenant is asked', async () => {
+      const body = { operation: 'updateKpi', items: [kpiItem(94, 94.5)] };
+      const first = await post(body, { 'idempotency-key': 'replay-while-down' });
+      expect(first.status).toBe(202);
+      await until(first.body.id, ['completed']);
+      // The schema read on the first import has gone stale; the tenant now answers nothing but 503.
+      await stack.advance(120);
+      await stack.sb.hook('faults', { route: 'graphql', status: 503, count: 1000 });
+      try {
+        const again = await post(body, { 'idempotency-key': 'replay-while-down' });
+        expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([
+          202,
+          first.body.id,
+          'true',
+        ]);
+        // A new import is what needs the tenant: it answers 503 with Retry-After, nothing accepted.
+        const fresh = await post({ operation: 'updateKpi', items: [kpiItem(93, 93.5)] });
+        expect(fresh.status).toBe(503);
+        expect(fresh.headers.get('retry-after')).toBeTruthy();
+      } finally {
+        await stack.sb.hook('faults/clear');
+      }
+    });
+
     it('a stored batch whose document is not the allow-list’s any more is refused before anything is sent', async () => {
       await stack.sb.hook('sessions/end', { username: 'admin' });
       await stack.advance(301);
@@ -719,6 +743,33 @@ describe('imports: write-back with the admin session', () => {
         message: expect.stringContaining('not on the allow-list'),
       });
       expect(done.counts).toMatchObject({ applied: 0, skipped: 1 });
+      expect((await mutationsBy()) - before).toBe(0);
+    });
+
+    it('a stored batch whose items changed (the document left as it was) is refused before anything is sent', async () => {
+      await stack.sb.hook('sessions/end', { username: 'admin' });
+      await stack.advance(301);
+      const before = await mutationsBy();
+      const r = await post({ operation: 'updateKpi', items: [kpiItem(96, 96.5), kpiItem(95, 95.5)] });
+      expect(r.status).toBe(202);
+      await until(r.body.id, ['waiting_for_admin']);
+      // Someone with write access to storage points an item at another record, and changes its value.
+      const blob = stack
+        .blobService()
+        .getContainerClient('imports')
+        .getBlockBlobClient(`${r.body.id}/items.json`);
+      const stored = JSON.parse((await blob.downloadToBuffer()).toString('utf8'));
+      stored.items[1].variables = { ...stored.items[1].variables, id: 'kpi-0000001', input: { value: -1 } };
+      const text = JSON.stringify(stored);
+      await blob.upload(text, Buffer.byteLength(text));
+      await signIn();
+      await stack.advance(61);
+      const done = await until(r.body.id, ['failed']);
+      expect(done.error).toMatchObject({
+        code: 'import_failed',
+        message: expect.stringContaining('not the ones accepted'),
+      });
+      expect(done.counts).toMatchObject({ applied: 0, skipped: 2 });
       expect((await mutationsBy()) - before).toBe(0);
     });
   });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { discover } from '../../shared/catalog';
+import { OffsetClock } from '../../shared/clock';
 import { DirectorySink, type ChangeSink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/state';
 import { syncAll } from '../../shared/sync/run';
@@ -116,6 +117,47 @@ describe('limits the tenant never announced', () => {
       const ids = (await delivered(resumed.runId, 'staff')).map((c) => c.id);
       expect(ids).toHaveLength(RECORDS);
       expect(new Set(ids).size).toBe(RECORDS);
+    } finally {
+      await a.cleanup();
+    }
+  });
+
+  it('a lowered size is tried upwards a day later: a tenant that raised its limit is read at full size again', async () => {
+    await t.sb.hook('limits', { complexity: 100, rate: null });
+    const a = await accessFixture(t.sb);
+    try {
+      const staff = (await discover(a.graphql)).streams.find((p) => p.stream.name === 'staff')!.stream;
+      const clock = new OffsetClock();
+      const ctx = {
+        tenant: t.sb.tenant,
+        state: new FileSyncStateStore(join(t.dir, 'probe-state')),
+        sink: new DirectorySink(join(t.dir, 'probe-out')),
+        clock,
+      };
+      const refused = async () => (await stats()).graphql.tooComplex;
+      const first = await syncAll(a.graphql, [staff], ctx);
+      const size = first.streams[0].pageSize?.size;
+      expect(size).toBeLessThan(staff.pageSize);
+      // The tenant raises its limit. Within the day the learnt size holds: no larger page is asked for.
+      await t.sb.hook('limits', { complexity: null });
+      clock.advanceSeconds(23 * 3600);
+      const before = await refused();
+      const same = await syncAll(a.graphql, [staff], ctx);
+      expect(same.streams[0].pageSize?.size).toBe(size);
+      // A day after the last refusal a pass asks with the stream's own size: read at full size, nothing refused.
+      clock.advanceSeconds(2 * 3600);
+      const probed = await syncAll(a.graphql, [staff], ctx);
+      expect(probed.ok).toBe(true);
+      expect(probed.streams[0].pageSize).toBeUndefined();
+      expect(probed.streams[0].counts.read).toBe(RECORDS);
+      expect(await refused()).toBe(before);
+      // A tenant still at its limit a day later costs one refused request, and the size is learnt again.
+      await t.sb.hook('limits', { complexity: 100 });
+      clock.advanceSeconds(25 * 3600);
+      const again = await syncAll(a.graphql, [staff], ctx);
+      expect(again.streams[0].pageSize?.size).toBe(size);
+      expect(await refused()).toBe(before + 1);
+      expect(again.streams[0].counts.read).toBe(RECORDS);
     } finally {
       await a.cleanup();
     }

@@ -3,7 +3,7 @@ import { OffsetClock } from '../../shared/clock';
 import { GraphqlErrors, IntegrationError } from '../../shared/errors';
 import type { TenantGraphqlClient } from '../../shared/graphql/client';
 import { ColumnLearner } from '../../shared/formats/parquet/columns';
-import { sizeRefusal } from '../../shared/graphql/limits';
+import { isSizeRefusal, sizeRefusal } from '../../shared/graphql/limits';
 import { ChangeDetector } from '../../shared/sync/changes';
 import { fnv1a32 } from '../../shared/sync/hash';
 import { recordKeys } from '../../shared/streams/document';
@@ -75,6 +75,92 @@ describe('a refusal for asking too much, recognised and read', () => {
     expect(
       sizeRefusal(refusal('Query has complexity 1701, which exceeds the maximum of 10'), 100)?.next,
     ).toBe(1);
+  });
+});
+
+/**
+ * The words known servers refuse a costly page with, and errors that must never lower a page. Sources: each server's
+ * documentation or source (named beside each row); what must not match is what ordinary queries meet.
+ */
+describe('which errors are a refusal for asking too much: a table of servers’ words', () => {
+  it.each([
+    ['graphql-query-complexity', 'Query has complexity 1700, which exceeds the maximum of 400'],
+    [
+      'graphql-query-complexity (estimators)',
+      'The query exceeds the maximum complexity of 1000. Actual complexity is 2000',
+    ],
+    ['graphql-cost-analysis', 'The query exceeds the maximum cost of 1000. Actual cost is 2000'],
+    [
+      'GitHub, nodes',
+      'This query requests up to 600,000 possible nodes which exceeds the maximum limit of 500,000.',
+    ],
+    [
+      'GitHub, first',
+      'Requesting 101 records on the `issues` connection exceeds the `first` limit of 100 records.',
+    ],
+    ['GitLab', 'Query has complexity of 1700, which exceeds max complexity of 400'],
+    ['Shopify', 'Query cost is 2,500, which exceeds the single query max cost limit (1,000).'],
+    [
+      'Contentful',
+      'Query cannot be executed. The maximum allowed complexity for a query is 11000 but it was 13000.',
+    ],
+    ['Hot Chocolate, complexity', 'The maximum allowed complexity was exceeded.'],
+    ['Hot Chocolate, paging', 'The maximum allowed items per page were exceeded.'],
+    ['graphql-java', 'maximum query complexity exceeded 1200 > 1000'],
+    ['a paging argument', 'Argument "first" must be at most 50'],
+    ['a paging argument', 'first: must be less than or equal to 100'],
+    ['a paging argument', '`limit` cannot exceed 500'],
+    ['no numbers', 'Query is too complex'],
+    ['an answer-size limit', 'Response too large: the answer exceeds 10485760 bytes'],
+  ])('%s: “%s”', (_, message) => {
+    expect(isSizeRefusal({ message })).toBe(true);
+  });
+
+  it.each([
+    ['Shopify', 'MAX_COST_EXCEEDED'],
+    ['GitHub', 'MAX_NODE_LIMIT_EXCEEDED'],
+    ['Contentful', 'TOO_COMPLEX_QUERY'],
+    ['Hot Chocolate', 'HC0047'],
+  ])('%s’s code %s, whatever its words', (_, code) => {
+    expect(isSizeRefusal({ message: 'refused', code })).toBe(true);
+  });
+
+  it.each([
+    ['a null in a non-null field named cost', 'Cannot return null for non-nullable field Item.cost.'],
+    ['a null in a non-null field', 'Cannot return null for non-nullable field Query.controls.'],
+    ['a field that does not exist', 'Cannot query field "complexity" on type "Control".'],
+    ['an argument that does not exist', 'Unknown argument "first" on field "Query.controls".'],
+    ['a missing variable', 'Variable "$first" of required type "Int!" was not provided.'],
+    ['a bad value', 'Int cannot represent non-integer value: 1.5'],
+    ['a bad value', 'Expected value of type "Int", found "all".'],
+    ['a bad argument', 'Argument "first" has invalid value -5.'],
+    ['a selection missing', 'Field "cost" of type "Money!" must have a selection of subfields.'],
+    ['a rate limit', 'Rate limit exceeded: 5000 points per hour'],
+    ['a rate limit', 'Too many requests, please slow down'],
+    ['a depth limit (no page size helps)', 'maximum query depth exceeded 12 > 10'],
+    ['a depth limit', 'Query depth limit of 10 exceeded'],
+    ['a quota of a plan', 'Not authorized to access records of type Evidence'],
+    ['an internal error', 'Internal server error: complexity calculation failed'],
+    ['a validation of first', 'first must be a positive integer'],
+    ['a syntax error', 'Syntax Error: Expected Name, found <EOF>.'],
+  ])('not %s: “%s”', (_, message) => {
+    expect(isSizeRefusal({ message })).toBe(false);
+  });
+
+  it('rate and throttle codes are never a size, whatever the words', () => {
+    expect(isSizeRefusal({ message: 'Query is too complex', code: 'RATE_LIMITED' })).toBe(false);
+    expect(isSizeRefusal({ message: 'exceeds the maximum cost', code: 'THROTTLED' })).toBe(false);
+  });
+
+  it('two numbers in either order give the proportion: “is 11000 but it was 13000” at 100 a page → 84', () => {
+    expect(
+      sizeRefusal(
+        refusal(
+          'Query cannot be executed. The maximum allowed complexity for a query is 11000 but it was 13000.',
+        ),
+        100,
+      )?.next,
+    ).toBe(84);
   });
 });
 
