@@ -98,7 +98,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['cli/**', 'bench/**', 'bin/**', 'test/**', '**/*.js', '**/*.mjs'],
+    files: ['cli/**', 'bench/**', 'bin/**', 'test/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
   // The layers: one block per room of shared/.
@@ -141,9 +141,16 @@ export default tseslint.config(
       rules: { 'no-restricted-imports': layerRule(room, [ORCHESTRATOR_IMPORTS]) },
     })),
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.cjs'],
     languageOptions: {
-      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', setTimeout: 'readonly' },
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        setTimeout: 'readonly',
+        URL: 'readonly',
+      },
     },
   },
 );

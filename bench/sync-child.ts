@@ -10,6 +10,8 @@ import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
 import { BlobSyncStateStore, FileSyncStateStore } from '../shared/sync/state';
 import { applyAppHeapFlags } from '../shared/node-flags';
 import { sandboxConfig } from './sandbox-config';
+import type { StreamDefinition } from '../shared/streams';
+import { getPath } from '../shared/streams/paths';
 
 /**
  * One measurement in a fresh process (so its peak RSS is its own): `raw` — a plain paged loop over kept-alive
@@ -24,6 +26,8 @@ interface Args {
   clientId: string;
   clientSecret: string;
   stream: string;
+  /** The stream itself (a tenant other than the sandbox: its discovered definition); else the sandbox's, by name. */
+  definition?: StreamDefinition;
   /** Sync state kept here between children (a second run reads the first's snapshot); else a temp folder. */
   stateDir?: string;
   /** `sync --full-pass`: read everything even where an incremental pass would do. */
@@ -51,7 +55,7 @@ class CountingSink implements ChangeSink {
 async function main() {
   const a = JSON.parse(process.argv[2]) as Args;
   if (a.appHeapFlags) applyAppHeapFlags(process.execArgv, process.env.NODE_OPTIONS);
-  const [stream] = resolveStreams({ select: [a.stream] });
+  const [stream] = a.definition ? [a.definition] : resolveStreams({ select: [a.stream] });
   if (stream.pagination !== 'cursor') throw new Error('the raw reader pages by cursor');
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-sync-'));
   const started = process.hrtime.bigint();
@@ -105,13 +109,10 @@ async function main() {
             },
           }),
         );
-        const body = JSON.parse(text) as {
-          data: Record<string, { edges: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string } }>;
-        };
-        const conn = body.data[a.stream];
-        records += conn.edges.length;
-        if (!conn.pageInfo.hasNextPage) break;
-        after = conn.pageInfo.endCursor;
+        const { data } = JSON.parse(text) as { data: unknown };
+        records += (getPath(data, stream.paths.records) as unknown[]).length;
+        if (getPath(data, stream.paths.hasNextPage) !== true) break;
+        after = getPath(data, stream.paths.endCursor) as string;
       }
     } else {
       const access = createAccessLayer(await sandboxConfig(a, dir));

@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import { startAzurite } from '../cli/azurite';
 import { SYNC_NODE_FLAGS } from '../cli/node-flags';
 import { APP_NODE_OPTIONS } from '../shared/node-flags';
+import type { StreamDefinition } from '../shared/streams';
+import { postgraphileSyncBench } from './sync-postgraphile';
 
 /**
  * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
@@ -55,10 +57,12 @@ type Measure = { records: number; changes: number; pass?: string; ms: number; pe
 type SandboxInfo = Awaited<ReturnType<typeof startSandboxProcess>>['info'];
 type Sink = 'counting' | 'dir' | 'blob';
 
-async function measure(
+export async function measure(
   mode: 'raw' | 'sync',
   sandbox: SandboxInfo,
   options: {
+    /** Another tenant's stream (its definition), instead of the sandbox's controls. */
+    definition?: StreamDefinition;
     stateDir?: string;
     fullPass?: boolean;
     sink?: Sink;
@@ -80,7 +84,7 @@ async function measure(
       resolve(DIST, 'bench', 'sync-child.js'),
       JSON.stringify({
         mode,
-        stream: 'controls',
+        stream: args.definition?.name ?? 'controls',
         ...args,
         ...(app ? { appHeapFlags: true } : {}),
         ...sandbox,
@@ -108,9 +112,9 @@ async function mutate(sandbox: SandboxInfo, updates: number): Promise<void> {
 /** The records changed before a full pass or an incremental run: 0.1 % of the sandbox's. */
 const changedOf = (total: number) => Math.max(1, Math.round(total / 1000));
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
-const rate = (m: Measure) => m.records / (m.ms / 1000);
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
+export const rate = (m: Measure) => m.records / (m.ms / 1000);
 
 /**
  * One round against a sandbox, each step a fresh process: the raw loop; a first sync (every record a change);
@@ -204,6 +208,8 @@ async function atSize(total: number, count: number, blobConnectionString: string
 }
 
 export async function syncBench(): Promise<Record<string, unknown>> {
+  // BENCH_SYNC_TENANT=postgraphile: the same ratio against a real server nobody here wrote (bench/sync-postgraphile.ts).
+  if (process.env.BENCH_SYNC_TENANT === 'postgraphile') return postgraphileSyncBench();
   const azurite = await startAzurite();
   type Round = Awaited<ReturnType<typeof roundOf>>;
   try {

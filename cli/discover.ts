@@ -24,13 +24,25 @@ const paging = (s: StreamDefinition): string => {
   }
 };
 
+const incrementally = (i: NonNullable<StreamDefinition['incremental']>): string =>
+  i.kind === 'order'
+    ? `newest first by ${i.field} ($${i.variable}), to the last pass's mark`
+    : i.kind === 'filter'
+      ? `records whose ${i.field} is at or after the last pass's mark ($${i.variable}: ${JSON.stringify(i.value)})`
+      : `$${i.variable} against ${i.field}`;
+
 function describeProposal(p: Proposal): string {
   const s = p.stream;
   const lines = [
     `  ${s.name}`,
     `    paging:  ${paging(s)}${s.pagination === 'none' ? '' : `, ${s.pageSize} a page`}`,
     `    key:     ${p.key}`,
-    `    fields:  ${p.fields}${s.incremental ? `; reads incrementally: $${s.incremental.variable} against ${s.incremental.field}` : ''}`,
+    `    fields:  ${p.fields}${s.incremental ? `; reads incrementally: ${incrementally(s.incremental)}` : ''}`,
+    ...(s.parent
+      ? [
+          `    parent:  ${s.parent.stream} — read for each of its records, its ${s.parent.key} passed as $${s.parent.variable} and kept as ${s.parent.as}`,
+        ]
+      : []),
   ];
   for (const l of p.leftOut) lines.push(`    left out: ${l.field} — ${l.reason}`);
   return lines.join('\n');

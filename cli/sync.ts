@@ -94,7 +94,9 @@ export async function syncCommand(args: string[]): Promise<number> {
             ...s.counts,
             ...(s.pass ? { pass: s.pass } : {}),
             ...(s.pageSize ? { pageSize: s.pageSize } : {}),
+            ...(s.orderNotKept ? { orderNotKept: true } : {}),
             ...(s.error ? { error: s.error } : {}),
+            ...(s.errorCode ? { errorCode: s.errorCode } : {}),
           },
         ]),
       ),
@@ -110,12 +112,17 @@ export async function syncCommand(args: string[]): Promise<number> {
     if (!progress)
       for (const s of result.streams)
         process.stderr.write(
-          `${s.ok ? '✔' : '✖'} ${s.stream}${kindOf(s)}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.error ? ` — ${s.error}` : ''}\n`,
+          `${s.ok ? '✔' : '✖'} ${s.stream}${kindOf(s)}: ${s.counts.read} read, ${s.counts.created} created, ${s.counts.updated} updated, ${s.counts.deleted} deleted, ${s.counts.unchanged} unchanged${s.counts.duplicates ? `, ${s.counts.duplicates} identical records once` : ''}${s.error ? ` — ${s.error}` : ''}\n`,
         );
     // Told with or without the progress display: the tenant refused the stream's own page size.
     for (const s of result.streams)
       if (s.pageSize)
         process.stderr.write(`ℹ ${s.stream}: page size lowered to ${s.pageSize.size}: ${s.pageSize.limit}\n`);
+    for (const s of result.streams)
+      if (s.orderNotKept)
+        process.stderr.write(
+          `ℹ ${s.stream}: the tenant did not list it newest first as asked: this pass read it to the end, and the next one reads it whole\n`,
+        );
     for (const [stream, fields] of Object.entries(result.schema?.added ?? {}))
       process.stderr.write(
         `ℹ ${stream}: the tenant has fields this stream does not read: ${fields.join(', ')} (\`discover\` proposes them; SYNC_SCHEMA_CHANGES=propagate takes them)\n`,

@@ -60,6 +60,16 @@ export const ERRORS = {
     action:
       'The stream’s query was refused by the schema: run `tenant-integrations discover` to see the tenant’s schema, and fix the stream (SYNC_STREAMS_FILE).',
   },
+  parent_unavailable: {
+    title: 'A child stream’s parent has not been read',
+    action:
+      'A child stream is read after its parent stream: fix what stopped the parent (its own error, in the same run), or sync the parent stream too.',
+  },
+  listing_incomplete: {
+    title: 'The tenant holds more records than the pass read',
+    action:
+      'The next run reads the stream again from the start. If it fails again, the stream’s paging loses records: run `tenant-integrations discover` and compare its paging (where pages start, the page size) with SYNC_STREAMS_FILE.',
+  },
   duplicate_key: {
     title: 'Two records share the stream’s key',
     action:

@@ -235,7 +235,7 @@ ${error}${importNotes(r)}
   const rows = Object.entries(r.streams)
     .map(
       ([s, c]) =>
-        `<tr><th scope="row">${esc(s)}</th><td>${c.pass ?? ''}</td><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}${c.pageSize ? ` — page size lowered to ${c.pageSize.size}: ${esc(c.pageSize.limit)}` : ''}</td></tr>`,
+        `<tr><th scope="row">${esc(s)}</th><td>${c.pass ?? ''}</td><td>${c.read}</td><td>${c.created}</td><td>${c.updated}</td><td>${c.deleted}</td><td>${seconds(c.durationMs)}</td><td>${c.ok ? 'ok' : `<span class="error">failed</span>${c.error ? `: ${esc(c.error)}` : ''}`}${c.rejected ? ` — <strong>${c.rejected} set aside</strong> (SYNC_REJECTED_RECORDS=quarantine)` : ''}${c.pageSize ? ` — page size lowered to ${c.pageSize.size}: ${esc(c.pageSize.limit)}` : ''}${c.orderNotKept ? ' — not listed newest first as asked: read to the end, the next pass reads it whole' : ''}</td></tr>`,
     )
     .join('');
   const error = r.error

@@ -2,11 +2,12 @@ import type { GraphQLSchema } from 'graphql';
 import { bounded, IntegrationError, type ErrorCode } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { silentLogger, type Logger } from '../log';
-import { parseStreams, readStreamsFile, selectStreams, type StreamDefinition } from '../streams';
+import { keyPaths, parseStreams, readStreamsFile, selectStreams, type StreamDefinition } from '../streams';
 import { proposeCatalog, type Proposal } from './discover';
 import { driftOf, invalidTouched, propagate, type Drift } from './drift';
 import { introspect, schemaProblems, type SchemaProblem } from './introspect';
-import { probeStream } from './probe';
+import { firstPageOf, probeStream } from './probe';
+import { paginate } from '../graphql/pager';
 
 /** Where the catalog is kept between runs: the sync's state store keeps it beside the checkpoints. */
 export interface CatalogStore {
@@ -40,13 +41,31 @@ export async function discover(
   const streams: Proposal[] = [];
   const unreadable: Discovery['unreadable'] = [];
   const invalid = schemaProblems(schema);
+  // A parent's first key, to probe its child streams with (none: the child is probed when it has parents).
+  const firstKeys = new Map<string, unknown>();
   for (const p of proposal.streams) {
     const touched = invalidTouched(schema, p.stream, invalid);
     if (touched.length) {
       unreadable.push({ stream: p.stream.name, reason: invalidMessage(touched) });
       continue;
     }
-    const probed = await probeStream(graphql, p.stream, options);
+    if (p.firstPageUnknown && p.stream.pagination === 'page') {
+      const firstPage = await firstPageOf(graphql, p.stream, options);
+      p.stream = { ...p.stream, paths: { ...p.stream.paths, firstPage } };
+    }
+    const parent = p.stream.parent;
+    if (parent && !firstKeys.has(parent.stream)) {
+      streams.push(p); // no parent record to read it for: taken as proposed
+      continue;
+    }
+    const probed = await probeStream(graphql, p.stream, {
+      ...options,
+      ...(parent ? { variables: { [parent.variable]: firstKeys.get(parent.stream) } } : {}),
+    });
+    if (!('failed' in probed) && !parent) {
+      const key = await firstKey(graphql, probed.stream, options);
+      if (key !== undefined && key !== null) firstKeys.set(p.stream.name, key);
+    }
     if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
     else
       streams.push({
@@ -265,4 +284,21 @@ export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
       ),
     );
   return out;
+}
+
+/** The first record's key of a stream (one key field), to read its child streams for; undefined when it has none. */
+async function firstKey(
+  graphql: TenantGraphqlClient,
+  stream: StreamDefinition,
+  options: { abortSignal?: AbortSignal },
+): Promise<unknown> {
+  const [key] = keyPaths(stream);
+  if (!key || keyPaths(stream).length !== 1) return undefined;
+  for await (const page of paginate(graphql, stream, {
+    pageSize: 1,
+    maxPages: 1,
+    abortSignal: options.abortSignal,
+  }))
+    return (page.records[0] as Record<string, unknown> | undefined)?.[key];
+  return undefined;
 }

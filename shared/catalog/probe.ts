@@ -1,7 +1,7 @@
 import { Kind, parse, print, visit } from 'graphql';
 import { bounded, GraphqlErrors } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { paginate } from '../graphql/pager';
+import { getPath, paginate } from '../graphql/pager';
 import { recordPath, streamSchema, type StreamDefinition } from '../streams';
 import { editRecordSelection } from './edit';
 import type { LeftOut } from './selection';
@@ -27,7 +27,7 @@ const asProbe = (document: string) =>
 export async function probeStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
-  options: { abortSignal?: AbortSignal } = {},
+  options: { abortSignal?: AbortSignal; variables?: Record<string, unknown> } = {},
 ): Promise<{ stream: StreamDefinition; leftOut: LeftOut[] } | { failed: string }> {
   const leftOut: LeftOut[] = [];
   let current = stream;
@@ -40,6 +40,7 @@ export async function probeStream(
         {
           pageSize: Math.min(2, current.pageSize),
           abortSignal: options.abortSignal,
+          variables: options.variables,
         },
       );
       await pages.next();
@@ -73,4 +74,34 @@ export async function probeStream(
     }
   }
   return { failed: `more than ${PROBE_ROUNDS} rounds of fields the credential may not read` };
+}
+
+/**
+ * Where numbered pages start, for a page argument without a default: pages 0 and 1 read (two records each) and
+ * compared — records on page 0 that page 1 does not hold mean pages count from 0 (a server that counts from 1 answers
+ * page 0 as page 1, or with nothing, or refuses it). Read as 1 where it counts from 0, the first page is never read,
+ * without a word.
+ */
+export async function firstPageOf(
+  graphql: TenantGraphqlClient,
+  stream: StreamDefinition,
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<0 | 1> {
+  if (stream.pagination !== 'page') return 1;
+  const p = stream.paths;
+  const records = async (page: number) => {
+    try {
+      const data = await graphql.request(asProbe(stream.document), {
+        variables: { [p.pageVariable]: page, [p.perPageVariable]: 2 },
+        abortSignal: options.abortSignal,
+      });
+      const list = getPath(data, p.records);
+      return Array.isArray(list) ? list.map((r) => JSON.stringify(r)) : [];
+    } catch (err) {
+      if (err instanceof GraphqlErrors) return [];
+      throw err;
+    }
+  };
+  const [zero, one] = [await records(0), await records(1)];
+  return zero.some((r) => !one.includes(r)) ? 0 : 1;
 }

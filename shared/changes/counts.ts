@@ -9,6 +9,8 @@ export const streamCountsSchema = z.object({
   unchanged: z.number(),
   /** Records a sink set aside (SYNC_REJECTED_RECORDS=quarantine); absent when none was. */
   rejected: z.number().optional(),
+  /** Records of a stream known by content that repeated one already read (identical rows): delivered once. */
+  duplicates: z.number().optional(),
 });
 export type StreamCounts = z.infer<typeof streamCountsSchema>;
 

@@ -43,6 +43,8 @@ export const runSummarySchema = z.object({
       /** A sync stream's pass: every record read, or only those changed since the last one. */
       pass: z.enum(['full', 'incremental']).optional(),
       pageSize: loweredPageSizeSchema.optional(),
+      /** Read newest first, and the tenant did not keep the order: the pass read on; the next is a full one. */
+      orderNotKept: z.literal(true).optional(),
     }),
   ),
   tokenRequests: z.number().int().min(0).optional(),

@@ -133,6 +133,28 @@ export class PostgresSink implements ChangeSink {
     return `${ident(this.options.schema)}.${ident(stream)}`;
   }
 
+  /** Each stream's key paths, as its pages say (ChangeBatch.keyPaths): a composite key gets a column per part. */
+  private readonly keys = new Map<string, string[]>();
+
+  /**
+   * The key's columns: `id` (the key as the change files have it), and for a composite key one column per part
+   * (`key_<path>`, taken from `id`, the JSON array of the parts) with the primary key over them — a key of several
+   * fields is a primary key of several columns, as in the tenant.
+   */
+  private keyColumns(stream: string): string {
+    const paths = this.keys.get(stream) ?? [];
+    if (paths.length < 2) return 'id text PRIMARY KEY';
+    const parts = paths.map(
+      (p, i) => `${ident(`key_${p}`)} text GENERATED ALWAYS AS ((id::jsonb)->>${i}) STORED`,
+    );
+    return ['id text NOT NULL UNIQUE', ...parts].join(', ');
+  }
+
+  private primaryKey(stream: string): string {
+    const paths = this.keys.get(stream) ?? [];
+    return paths.length < 2 ? '' : `, PRIMARY KEY (${paths.map((p) => ident(`key_${p}`)).join(', ')})`;
+  }
+
   /** The schema, the checkpoint tables and the stream's table, once per process (retried after a failure). */
   private ensure(client: PoolClient, stream: string): Promise<void> {
     let ready = this.ready.get(stream);
@@ -153,8 +175,8 @@ export class PostgresSink implements ChangeSink {
            CREATE TABLE IF NOT EXISTS ${s}.${ident(SINK_QUARANTINE_TABLE)} (run_id text NOT NULL, stream text NOT NULL,
              page integer NOT NULL, record_id text NOT NULL, reason text NOT NULL, record text NOT NULL,
              quarantined_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (run_id, stream, record_id));
-           CREATE TABLE IF NOT EXISTS ${this.table(stream)} (id text PRIMARY KEY, record jsonb NOT NULL,
-             content_hash text NOT NULL, synced_at timestamptz NOT NULL, run_id text NOT NULL, deleted_at timestamptz);
+           CREATE TABLE IF NOT EXISTS ${this.table(stream)} (${this.keyColumns(stream)}, record jsonb NOT NULL,
+             content_hash text NOT NULL, synced_at timestamptz NOT NULL, run_id text NOT NULL, deleted_at timestamptz${this.primaryKey(stream)});
            COMMIT;`,
         )
         .then(
@@ -174,6 +196,7 @@ export class PostgresSink implements ChangeSink {
     batch: ChangeBatch,
     options: { abortSignal?: AbortSignal; hold?: boolean } = {},
   ): Promise<WriteOutcome> {
+    if (batch.keyPaths && !this.keys.has(batch.stream)) this.keys.set(batch.stream, batch.keyPaths);
     // The last change of a record in a page wins (a page never lists a record twice, but be exact).
     const byId = new Map<string, Change>();
     for (const c of batch.changes) byId.set(c.id, c);

@@ -13,6 +13,11 @@ export interface ChangeBatch {
   stream: string;
   page: number;
   changes: Change[];
+  /**
+   * The stream's key paths (several: a composite key, each change's `id` the JSON array of their values). A sink may
+   * keep the parts apart (the postgres sink's key columns); every sink has the key in `id`.
+   */
+  keyPaths?: string[];
 }
 
 export interface RunManifest {

@@ -99,8 +99,9 @@ interface StreamShape {
   document: string;
   pagination: string;
   paths: Record<string, unknown>;
-  idPath: string;
+  idPath: string | string[];
   incremental?: { variable: string; field: string };
+  parent?: { variable: string; as: string };
 }
 
 const split = (p: string) => (p ? p.split('.') : []);
@@ -119,7 +120,7 @@ export function documentProblems(s: StreamShape): Array<{ path: string[]; messag
       problems.push({ path: ['paths', field], message: `$${name} is not declared by the document` });
   };
   const variables: Record<string, string[]> = {
-    cursor: ['pageSizeVariable', 'cursorVariable'],
+    cursor: ['pageSizeVariable', 'cursorVariable', 'totalVariable'],
     offset: ['limitVariable', 'offsetVariable'],
     page: ['pageVariable', 'perPageVariable'],
     none: [],
@@ -129,6 +130,11 @@ export function documentProblems(s: StreamShape): Array<{ path: string[]; messag
     problems.push({
       path: ['incremental', 'variable'],
       message: `$${s.incremental.variable} is not declared by the document`,
+    });
+  if (s.parent && !doc.variables.has(s.parent.variable))
+    problems.push({
+      path: ['parent', 'variable'],
+      message: `$${s.parent.variable} is not declared by the document`,
     });
 
   const records = split(String(s.paths.records ?? ''));
@@ -159,7 +165,9 @@ export function documentProblems(s: StreamShape): Array<{ path: string[]; messag
     if (selectionAt(doc, [...records, ...node, ...split(p)]) !== null)
       problems.push({ path: where, message: `${p} is not a field the document selects in each record` });
   };
-  if (s.idPath) inRecord(['idPath'], s.idPath);
+  // A child stream's records carry their parent's key (`parent.as`): the app adds it, the document does not select it.
+  for (const p of Array.isArray(s.idPath) ? s.idPath : s.idPath ? [s.idPath] : [])
+    if (p !== s.parent?.as) inRecord(['idPath'], p);
   if (s.incremental) inRecord(['incremental', 'field'], s.incremental.field);
   return problems;
 }

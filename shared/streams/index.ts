@@ -20,6 +20,13 @@ const cursorPaths = z
     endCursor: path,
     pageSizeVariable: variable.default('first'),
     cursorVariable: variable.default('after'),
+    /** How many records the collection holds, where the answer says (a connection's `totalCount`, a sibling count). */
+    total: path.optional(),
+    /**
+     * A Boolean variable the document asks the total with (`totalCount @include(if: $withTotal)`): true on a pass's
+     * first page only, so a server that counts the collection for it does so once a pass, not once a page.
+     */
+    totalVariable: variable.optional(),
   })
   .strict();
 
@@ -50,7 +57,7 @@ const pagePaths = z
   .strict();
 
 /** One answer holds every record: no paging. */
-const nonePaths = z.object({ records: path, node: z.string().default('') }).strict();
+const nonePaths = z.object({ records: path, node: z.string().default(''), total: path.optional() }).strict();
 
 export const PAGINATION_KINDS = ['cursor', 'offset', 'page', 'none'] as const;
 export type PaginationKind = (typeof PAGINATION_KINDS)[number];
@@ -60,16 +67,49 @@ const common = {
   name: z.string().regex(/^[\w-]{1,63}$/, 'letters, digits, dash or underscore (1-63)'),
   document: z.string().min(1),
   /**
-   * Inside a record, its stable key. Empty: the records have none, and each is known by its content — an update
-   * then reads as the old content deleted and the new one created.
+   * Inside a record, its stable key: one path, or several (a composite key: the record is known by them together).
+   * Empty: the records have none, and each is known by its content — identical records are one, and an update reads
+   * as the old content deleted and the new one created.
    */
-  idPath: z.string().default('id'),
+  idPath: z.union([z.string(), z.array(path).min(2).max(8)]).default('id'),
   pageSize: z.number().int().min(1).max(1000).default(100),
   /**
-   * Reads only what changed since the last pass: the variable that takes the "changed since" time, and the record
-   * field that holds when each record last changed (docs/sync.md, "Incremental passes").
+   * Reads only what changed since the last pass (docs/sync.md, "Incremental passes"): `field` is the record field
+   * that holds when each record last changed, and `variable` what the document reads the pass's start from, by
+   * `kind`:
+   * - `since` (the default): an argument that takes the "changed since" time (`updatedSince: $updatedSince`);
+   * - `filter`: a filter input (`where: $where`), given `value` with the string "$since" replaced by the time
+   *   (`{"updated_at": {"_gt": "$since"}}`, `{"updatedAt": {"greaterThan": "$since"}}`, `{"updated_at_gt": "$since"}`);
+   * - `order`: an ordering, given `value` (`["UPDATED_AT_DESC"]`): the pass reads newest first and stops at the
+   *   last pass's mark, and checks the order as it reads.
+   * A full pass passes nothing: the server's own order and no filter.
    */
-  incremental: z.object({ variable, field: path }).strict().optional(),
+  incremental: z
+    .object({
+      variable,
+      field: path,
+      kind: z.enum(['since', 'filter', 'order']).optional(),
+      value: z.unknown().optional(),
+    })
+    .strict()
+    .refine((i) => (i.kind === 'filter' || i.kind === 'order') === (i.value !== undefined), {
+      message: 'a filter or order takes a value (and only they do)',
+    })
+    .optional(),
+  /**
+   * A child stream: read once per record of its `parent` stream, whose key (`key`, a path in the parent's record)
+   * the document takes as `variable`; each record carries it as `as` (default `parentKey`), and the stream's key
+   * includes it (docs/sync.md, "Child streams").
+   */
+  parent: z
+    .object({
+      stream: z.string().min(1),
+      key: path,
+      variable,
+      as: z.string().regex(/^\w+$/).default('parentKey'),
+    })
+    .strict()
+    .optional(),
   /**
    * Fields of the record left out on purpose (dotted from the record; one the credential may not read, one not
    * wanted): schema drift does not report them as added, and SYNC_SCHEMA_CHANGES=propagate does not add them.
@@ -107,11 +147,35 @@ export const streamSchema = z
 export type StreamDefinition = z.output<typeof definition>;
 export type CursorPaths = z.output<typeof cursorPaths>;
 
+/** The paths of a stream's key: none (its records are known by their content), one, or several. */
+export const keyPaths = (s: Pick<StreamDefinition, 'idPath'>): string[] =>
+  Array.isArray(s.idPath) ? s.idPath : s.idPath ? [s.idPath] : [];
+
 /** The path from `data` to one record: the list, then the record inside each of its items. */
 export const recordPath = (s: StreamDefinition): string[] => [
   ...s.paths.records.split('.'),
   ...(s.paths.node ? s.paths.node.split('.') : []),
 ];
+
+/**
+ * What is wrong with a child stream's parent among the streams it is defined with: it must be another stream of the
+ * same file (or catalog), itself not a child (one level), keyed by the one field the child passes.
+ */
+export function parentProblem(child: StreamDefinition, streams: StreamDefinition[]): string | undefined {
+  if (!child.parent) return undefined;
+  const parent = streams.find((s) => s.name === child.parent?.stream);
+  if (!parent || parent === child)
+    return `${child.parent.stream} is not another stream here (known: ${streams
+      .filter((s) => s !== child)
+      .map((s) => s.name)
+      .join(', ')})`;
+  if (parent.parent)
+    return `${parent.name} is itself a child stream: a child's parent must be read from the root`;
+  const keys = keyPaths(parent);
+  return keys.length === 1 && keys[0] === child.parent.key
+    ? undefined
+    : `${parent.name} is keyed by ${keys.join(' + ') || 'its content'}, not by ${child.parent.key}: its records' keys are what the child is read for (set ${parent.name}'s idPath to ${child.parent.key})`;
+}
 
 const fileSchema = z.object({ streams: z.array(z.unknown()).min(1) }).strict();
 
@@ -134,6 +198,10 @@ export function parseStreams(raw: unknown, source: string): StreamDefinition[] {
   const names = out.map((s) => s.name);
   for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
     problems.push(`${source}: stream ${n}: name: used twice`);
+  for (const s of out) {
+    const problem = parentProblem(s, out);
+    if (problem) problems.push(`${source}: stream ${s.name}: parent: ${problem}`);
+  }
   if (problems.length) throw new ConfigError(problems, source);
   return out;
 }

@@ -12,7 +12,15 @@ import {
   type SyncPlan,
   type RunError,
 } from './orchestration';
-import { beginRun, blockedResult, finishRun, streamsOf, syncStream, type StreamResult } from './run';
+import {
+  beginRun,
+  blockedResult,
+  finishRun,
+  parentsOf,
+  streamsOf,
+  syncStream,
+  type StreamResult,
+} from './run';
 
 /**
  * The sync orchestration's activities (functions/sync-*.ts register them under SYNC's names). Each parses its
@@ -59,6 +67,9 @@ export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<
         resumed: run.resumed,
         trigger,
         streams: streamsOf(run).map((s) => s.name),
+        ...(Object.keys(parentsOf(streamsOf(run))).length
+          ? { parents: parentsOf(streamsOf(run)) as Record<string, string> }
+          : {}),
         concurrency: sync.concurrency,
       };
       const sinks = sync.context.sink.description;

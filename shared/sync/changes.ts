@@ -1,6 +1,7 @@
 import { IntegrationError, UpstreamError } from '../errors';
 import { change, noCounts, type Change, type StreamCounts } from '../changes';
-import { pathGetter } from '../graphql/pager';
+import { keyGetter, pathGetter } from '../streams/paths';
+import { keyPaths } from '../streams';
 import { changeIdFor, deletionIdOf, recordJson } from './fingerprint';
 import {
   EntryWriter,
@@ -23,8 +24,8 @@ export type Unseen =
   | 'keep';
 
 export interface ChangeDetectorOptions {
-  /** Inside a record, its key; empty: the record's content is its key. */
-  idPath: string;
+  /** Inside a record, its key: one path or several (a composite key); none: the record's content is its key. */
+  idPath: string | string[];
   /** Remember every id of the pass, so one listed twice counts once (offset and page pagination). */
   repeats?: boolean;
   /**
@@ -78,14 +79,17 @@ export class ChangeDetector {
       previous === undefined || Buffer.isBuffer(previous) ? inMemory(previous) : previous;
     this.previous = index;
     this.again = again;
-    if (options.repeats) this.ids = new IdSet();
-    else if (options.uniqueKeys && options.idPath) this.newKeys = new KeySet();
-    this.idAt = pathGetter(options.idPath);
+    this.keyed = keyPaths(options).length > 0;
+    // Known by content, identical records are one: every id of the pass is remembered, so a repeat counts once.
+    if (options.repeats || !this.keyed) this.ids = new IdSet();
+    else if (options.uniqueKeys) this.newKeys = new KeySet();
+    this.keyAt = keyGetter(keyPaths(options));
     this.highWaterAt = pathGetter(options.highWaterField ?? '');
   }
 
+  private readonly keyed: boolean;
   // Paths split once: these run for every record.
-  private readonly idAt: (record: unknown) => unknown;
+  private readonly keyAt: (record: unknown) => string | undefined;
   private readonly highWaterAt: (record: unknown) => unknown;
 
   /** How many records the last complete pass saw: what a progress bar can aim at. */
@@ -94,15 +98,15 @@ export class ChangeDetector {
   }
 
   private idOf(record: unknown, json: string): string {
-    if (!this.options.idPath) return contentKey(json);
-    const rawId = this.idAt(record);
-    if ((typeof rawId !== 'string' && typeof rawId !== 'number') || rawId === '')
+    if (!this.keyed) return contentKey(json);
+    const id = this.keyAt(record);
+    if (id === undefined)
       throw new UpstreamError(
         'upstream_malformed',
         this.stream,
-        `a ${this.stream} record has no ${this.options.idPath}`,
+        `a ${this.stream} record has no ${keyPaths(this.options).join(' + ')}`,
       );
-    return String(rawId);
+    return id;
   }
 
   private noteHighWater(record: unknown, id: string): void {
@@ -135,8 +139,13 @@ export class ChangeDetector {
       const changeId = changeIdFor(this.stream, id, json);
       const i = this.previous.find(idBytes);
       if (this.ids && !this.ids.add(idBytes)) {
-        this.repeated++;
-        continue; // listed again in this pass (the collection moved under the offsets): counted once
+        // Keyed: listed again (the collection moved under the offsets). By content: an identical record. Once.
+        if (this.keyed) this.repeated++;
+        else {
+          this.counts.read++;
+          this.counts.duplicates = (this.counts.duplicates ?? 0) + 1;
+        }
+        continue;
       }
       if (this.newKeys && i < 0 && !this.newKeys.add(idBytes)) this.suspect(id);
       this.counts.read++;
@@ -163,7 +172,7 @@ export class ChangeDetector {
   }
 
   private duplicate(id: string): IntegrationError {
-    const key = this.options.idPath;
+    const key = keyPaths(this.options).join(' + ');
     return new IntegrationError(
       'duplicate_key',
       `stream ${this.stream}: two records of this pass have ${key} ${JSON.stringify(id).slice(0, 200)}, so ${key} is not each record's own key and one would be lost; the pass stops before it is sealed. \`tenant-integrations discover\` proposes the record's own key: set it as the stream's idPath in SYNC_STREAMS_FILE`,

@@ -36,6 +36,8 @@ const recordSchema = z.discriminatedUnion('kind', [
     /** The page size the listing went on with, when the tenant refused a larger one, and which limit refused it. */
     pageSize: z.number().int().min(1).optional(),
     limit: z.string().optional(),
+    /** Newest first, a record came out of order: the pass reads to the end (shared/sync/incremental.ts). */
+    orderBroken: z.boolean().optional(),
   }),
   /** Deletions delivered; the sink's file and the snapshot are being written. */
   z.object({ kind: z.literal('sealing'), counts, changedPages: z.array(z.number()) }),
@@ -69,6 +71,7 @@ export interface Checkpoint {
   highWater?: string;
   /** A page size lowered during the pass (shared/graphql/limits.ts): a resumed slice goes on with it. */
   pageSize?: { size: number; limit: string };
+  orderBroken?: boolean;
   /** The last page delivered (0: none yet), its cursor, and whether it was the listing's last. */
   page: number;
   cursor: string | null;
@@ -177,6 +180,7 @@ export async function decodeCheckpoint(log: AsyncIterable<Buffer>): Promise<Chec
       cp.highWater = record.highWater;
       if (record.pageSize !== undefined)
         cp.pageSize = { size: record.pageSize, limit: record.limit ?? 'the tenant’s limit' };
+      if (record.orderBroken) cp.orderBroken = true;
       if (record.changed) cp.changedPages.push(record.page);
     } else if (record.kind === 'sealing') cp.sealing = record;
     else if (record.kind === 'done') cp.done = record;

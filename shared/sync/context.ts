@@ -35,4 +35,6 @@ export interface StreamResult {
   pass?: PassKind;
   /** The page size the stream reads with when the tenant refused its own, and which limit refused it. */
   pageSize?: LoweredPageSize;
+  /** An incremental pass read newest first, and the tenant did not keep that order: it read on, the next is full. */
+  orderNotKept?: true;
 }

@@ -5,6 +5,7 @@ import type { StreamResult } from './run';
 import { errorCodeSchema } from '../error-codes';
 import { loweredPageSizeSchema } from '../runs/history';
 import type { RunInstance } from '../runs/sweep';
+import { readiness } from './order';
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {
@@ -54,6 +55,8 @@ export const planSchema = runRecord.extend({
   trigger: triggerSchema,
   streams: z.array(z.string()),
   concurrency: z.number().int().min(1),
+  /** Each child stream's parent: a child is read once its parent is done (shared/sync/order.ts). */
+  parents: z.record(z.string(), z.string()).optional(),
 });
 export type SyncPlan = z.infer<typeof planSchema>;
 
@@ -72,6 +75,7 @@ const streamResult = z.object({
   durationMs: z.number().int().min(0).optional(),
   pass: z.enum(['full', 'incremental']).optional(),
   pageSize: loweredPageSizeSchema.optional(),
+  orderNotKept: z.literal(true).optional(),
 });
 export const finishInputSchema = z
   .object({
@@ -169,8 +173,29 @@ export function* syncOrchestrator(
     };
     if (plan.resumed) trigger = 'resumed';
     let pending = [...plan.streams];
+    const inRun = new Set(plan.streams);
     while (pending.length) {
-      const wave = pending.slice(0, plan.concurrency);
+      // A child whose parent did not complete fails at once; one whose parent is still going waits.
+      const ready: string[] = [];
+      for (const s of pending) {
+        const r = readiness(s, plan.parents ?? {}, results, inRun);
+        if (r === 'ready') ready.push(s);
+        else if (r !== 'wait') results[s] = r;
+      }
+      pending = pending.filter((s) => !results[s] || (results[s].ok && !results[s].done));
+      if (!ready.length) {
+        for (const s of pending)
+          results[s] = {
+            stream: s,
+            ok: false,
+            done: false,
+            counts: { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 },
+            error: `stream ${s}: its parent never completes (the streams' parents form a circle)`,
+            errorCode: 'parent_unavailable',
+          };
+        break;
+      }
+      const wave = ready.slice(0, plan.concurrency);
       context.df.setCustomStatus(syncStatus(plan, results, wave));
       const out = (yield context.df.Task.all(
         wave.map((stream) => context.df.callActivity(SYNC.stream, { run, stream })),

@@ -22,7 +22,18 @@ export const DEFAULT_PASS_POLICY: PassPolicy = { fullPassEveryMs: 24 * 3600_000,
 /** The stream definition a snapshot was made with: another one (fields, paging, key) means a full pass. */
 export function catalogDigest(s: StreamDefinition): string {
   return createHash('sha256')
-    .update(JSON.stringify([s.document, s.pagination, s.paths, s.idPath, s.incremental ?? null, s.pageSize]))
+    .update(
+      // A child stream's parent only where there is one: the digests of streams defined before stay as they were.
+      JSON.stringify([
+        s.document,
+        s.pagination,
+        s.paths,
+        s.idPath,
+        s.incremental ?? null,
+        s.pageSize,
+        ...(s.parent ? [s.parent] : []),
+      ]),
+    )
     .digest('hex')
     .slice(0, 16);
 }
@@ -39,7 +50,8 @@ export function passFor(
 ): { pass: 'full' } | { pass: 'incremental'; since: string } {
   const { meta } = stored;
   if (!stream.incremental || options.forceFull || !stored.exists) return { pass: 'full' };
-  if (meta.catalog !== catalogDigest(stream) || !meta.highWater || !meta.fullPassAt) return { pass: 'full' };
+  if (meta.catalog !== catalogDigest(stream) || !meta.highWater || !meta.fullPassAt || meta.fullNext)
+    return { pass: 'full' };
   const last = Date.parse(meta.fullPassAt);
   const age = options.nowMs - last;
   if (Number.isNaN(last) || age < 0 || age >= options.policy.fullPassEveryMs) return { pass: 'full' };

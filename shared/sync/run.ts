@@ -6,12 +6,14 @@ import { silentLogger } from '../log';
 import type { RunCatalog } from '../catalog';
 import { parseStreams, type StreamDefinition } from '../streams';
 import type { ChangeDetector } from './changes';
-import { endPass, listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
+import { endPass } from './end-pass';
+import { listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
 import { noCounts } from '../changes';
 import type { PassKind } from './passes';
 import type { RunManifest } from '../sinks';
 import type { SyncRunRecord } from './state';
 import type { StreamResult, SyncContext } from './context';
+import { readiness } from './order';
 
 export type { StreamResult, SyncContext };
 
@@ -96,6 +98,10 @@ export async function beginRun(
 export function streamsOf(run: SyncRunRecord): StreamDefinition[] {
   return run.streams ? parseStreams({ streams: run.streams }, `run ${run.runId}'s streams`) : [];
 }
+
+/** Each child stream's parent stream, by name. */
+export const parentsOf = (streams: StreamDefinition[]): Record<string, string | undefined> =>
+  Object.fromEntries(streams.filter((s) => s.parent).map((s) => [s.name, s.parent?.stream]));
 
 /** A stream the run cannot read: failed at once with why (the tenant's schema moved under it). */
 export function blockedResult(run: SyncRunRecord, stream: string): StreamResult | undefined {
@@ -231,15 +237,41 @@ export async function syncAll(
   const started = clock.now();
   const run = await beginRun(ctx, { full: ctx.full, fullPass: ctx.fullPass, catalog });
   const streams = streamsOf(run);
-  const results: StreamResult[] = new Array(streams.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < streams.length) {
-      const i = next++;
-      results[i] = blockedResult(run, streams[i].name) ?? (await syncStream(graphql, streams[i], run, ctx));
+  const parents = parentsOf(streams);
+  const inRun = new Set(streams.map((s) => s.name));
+  const byName: Record<string, StreamResult | undefined> = {};
+  // In waves: the streams that may start (a child once its parent is done), at most `concurrency` at once.
+  for (let left = streams; left.length;) {
+    const ready: StreamDefinition[] = [];
+    for (const s of left) {
+      const r = readiness(s.name, parents, byName, inRun);
+      if (r === 'ready') ready.push(s);
+      else if (r !== 'wait') byName[s.name] = r;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? 3, streams.length) }, worker));
+    // Nothing may start although streams are left: their parents can never complete (a cycle in a streams file).
+    if (!ready.length) {
+      for (const s of left)
+        byName[s.name] ??= {
+          stream: s.name,
+          ok: false,
+          done: false,
+          counts: noCounts(),
+          error: `stream ${s.name}: its parent never completes (the streams' parents form a circle)`,
+          errorCode: 'parent_unavailable',
+        };
+      break;
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < ready.length) {
+        const s = ready[next++];
+        byName[s.name] = blockedResult(run, s.name) ?? (await syncStream(graphql, s, run, ctx));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ctx.concurrency ?? 3, ready.length) }, worker));
+    left = left.filter((s) => !byName[s.name]);
+  }
+  const results = streams.map((s) => byName[s.name] as StreamResult);
   const manifest = await finishRun(ctx, run, results);
   return {
     runId: run.runId,

@@ -22,6 +22,8 @@ export interface SnapshotMeta {
   highWater?: string;
   /** When the last full pass of an incremental stream began, by the app's clock. */
   fullPassAt?: string;
+  /** The last incremental pass found the server's newest-first order not kept: the next pass is a full one. */
+  fullNext?: boolean;
   /**
    * A page size learnt from the tenant's refusals (shared/graphql/limits.ts): later passes start there, until a day
    * after `since` (when the tenant last refused more), when a pass tries the stream's own size again.

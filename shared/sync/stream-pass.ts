@@ -1,24 +1,21 @@
 import { systemClock } from '../clock';
 import { IntegrationError } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { paginate, type Page } from '../graphql/pager';
+import { paginate, type Page, type PaginateOptions } from '../graphql/pager';
+import { paginateChildren } from '../graphql/children';
 import { prefetch } from '../graphql/prefetch';
 import { silentLogger } from '../log';
-import { recordPath, type StreamDefinition } from '../streams';
+import { keyPaths, type StreamDefinition } from '../streams';
+import { incrementalVariables, NewestFirst } from './incremental';
+import { confirmTotal } from './totals';
+import { parentKeys } from './parents';
 import { inSpan, setFields } from '../telemetry';
-import type { StreamCounts } from '../changes';
-import type { WriteOutcome } from '../sinks';
 import { ChangeDetector } from './changes';
+import { fieldsOf, PageCheckpoints, readLog, setAside } from './page-checkpoints';
 import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
-import { catalogDigest, DEFAULT_PASS_POLICY, passFor, unseenFor, widen, type PassKind } from './passes';
-import {
-  SnapshotIndex,
-  snapshotHeader,
-  SnapshotTruncated,
-  StoredSnapshot,
-  type SnapshotMeta,
-} from './snapshot';
-import type { SyncRunRecord, SyncStateStore } from './state';
+import { catalogDigest, DEFAULT_PASS_POLICY, passFor, widen, type PassKind } from './passes';
+import { SnapshotIndex, SnapshotTruncated, StoredSnapshot, type SnapshotMeta } from './snapshot';
+import type { SyncRunRecord } from './state';
 import type { StreamResult, SyncContext } from './context';
 
 /*
@@ -28,36 +25,9 @@ import type { StreamResult, SyncContext } from './context';
  *    its checkpoint or begun; or the stream answered at once (done already, or only its seal left).
  * 2. `listPages` — page by page (the next one fetched while this one is written), each page's changes to the sink,
  *    then checkpointed (`PageCheckpoints`); a slice stops after its page once its deadline has passed.
- * 3. `endPass` — deletions (only what the pass may conclude: shared/sync/passes.ts), the seal, the sink's end of the
+ * 3. `endPass` (shared/sync/end-pass.ts) — deletions (only what the pass may conclude: shared/sync/passes.ts), the seal, the sink's end of the
  *    stream, the next snapshot, the done mark.
  */
-
-/** The record keys the stream selects, for a sink whose files have columns (shared/streams/document.ts). */
-const fieldsOf = (stream: StreamDefinition) => {
-  // graphql loads on this path only, as the stream's own parse does.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { recordKeys } = require('../streams/document') as typeof import('../streams/document');
-  return { fields: recordKeys(stream.document, recordPath(stream)) };
-};
-
-/** Adds what a sink set aside (SYNC_REJECTED_RECORDS=quarantine) to the stream's counts. */
-export function setAside(counts: StreamCounts, outcome: WriteOutcome | void): void {
-  if (outcome?.rejected) counts.rejected = (counts.rejected ?? 0) + outcome.rejected;
-}
-
-async function readLog(
-  state: SyncStateStore,
-  tenant: string,
-  stream: string,
-): Promise<AsyncIterable<Buffer>> {
-  const log = await state.readCheckpoint(tenant, stream);
-  if (!log) throw new Error(`the checkpoint log of ${stream} disappeared during its pass`);
-  return log;
-}
-
-/** The later of two ISO date-times (either may be missing). */
-const latest = (a: string | undefined, b: string | undefined) =>
-  a === undefined ? b : b === undefined ? a : Date.parse(a) >= Date.parse(b) ? a : b;
 
 /** What a pass knows once open, and where it is. */
 export interface OpenPass {
@@ -78,6 +48,8 @@ export interface OpenPass {
   lowered?: { size: number; limit: string };
   /** When the tenant last refused a larger page (ISO): the size is tried upwards again PROBE_AFTER_MS later. */
   loweredSince?: string;
+  /** An incremental pass read newest first met a record newer than the one before it: the next pass is a full one. */
+  orderBroken?: boolean;
 }
 
 /**
@@ -206,6 +178,7 @@ export async function openPass(
   if (cp) {
     await detector.resume(cp, logEntries(await readLog(state, tenant, name)));
     ({ page: open.page, cursor: open.cursor, listingDone: open.listingDone } = cp);
+    if (cp.orderBroken) open.orderBroken = true;
     open.changedPages.push(...cp.changedPages);
     logger.log('info', 'sync stream resumed from checkpoint', { stream: name, pages: open.page });
   } else {
@@ -228,64 +201,6 @@ export async function openPass(
 }
 
 /**
- * The pages' checkpoint records on their way to the log. A page the sink holds (postgres stores pages in groups) is
- * checkpointed only once the sink has stored it: until then its record waits here, so a pass that dies before the
- * sink stores it reads it again.
- */
-export class PageCheckpoints {
-  private readonly waiting: Array<{ record: PageRecord; entries: Buffer }> = [];
-  /** Whether the sink holds pages not stored yet. */
-  holding = false;
-
-  constructor(
-    private readonly ctx: Pick<SyncContext, 'state' | 'tenant' | 'sink'>,
-    private readonly runId: string,
-    private readonly stream: string,
-    private readonly counts: StreamCounts,
-  ) {}
-
-  push(record: PageRecord, entries: Buffer): void {
-    this.waiting.push({ record, entries });
-  }
-
-  /** Every waiting record into the log, after the sink stored what it held (what it set aside then counts too). */
-  async settle(): Promise<void> {
-    if (this.holding) {
-      setAside(this.counts, await this.ctx.sink.flush?.(this.runId, this.stream));
-      this.holding = false;
-      // What the sink set aside while storing counts from the last page it stored on.
-      const last = this.waiting.at(-1);
-      if (last) last.record.counts = { ...this.counts };
-    }
-    await this.append(this.waiting.length);
-  }
-
-  /** The sink stored the pages it held through `throughPage` (while it holds later ones): their records go in. */
-  async storedThrough({ throughPage, rejected }: { throughPage: number; rejected: number }): Promise<void> {
-    const count = this.waiting.filter((w) => w.record.page <= throughPage).length;
-    if (rejected) {
-      this.counts.rejected = (this.counts.rejected ?? 0) + rejected;
-      const last = this.waiting[count - 1];
-      if (last)
-        last.record.counts = {
-          ...last.record.counts,
-          rejected: (last.record.counts.rejected ?? 0) + rejected,
-        };
-    }
-    await this.append(count);
-  }
-
-  private async append(count: number): Promise<void> {
-    if (count)
-      await this.ctx.state.appendCheckpoint(
-        this.ctx.tenant,
-        this.stream,
-        Buffer.concat(this.waiting.splice(0, count).map((w) => encodeRecord(w.record, w.entries))),
-      );
-  }
-}
-
-/**
  * Lists the stream's pages from where the pass is, each page's changes to the sink and its record checkpointed.
  * Answers `sliced` when the slice's deadline passed with pages left (the next slice carries on from the checkpoint),
  * `listed` when the listing is done.
@@ -303,8 +218,12 @@ export async function listPages(
   const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   const { detector: d, chosen, checkpoints } = open;
+  const listing = (options: PaginateOptions) =>
+    stream.parent
+      ? paginateChildren(graphql, stream, parentKeys(ctx, stream), options)
+      : paginate(graphql, stream, options);
   const pages: AsyncIterable<Page> = prefetch(
-    paginate(graphql, stream, {
+    listing({
       pageSize: open.pageSize,
       onPageSize: (size, limit) => {
         logger.log('warn', 'sync page size lowered', { stream: name, pageSize: size });
@@ -314,12 +233,23 @@ export async function listPages(
       startCursor: open.cursor,
       abortSignal: ctx.abortSignal,
       ...(chosen.pass === 'incremental' && stream.incremental
-        ? { variables: { [stream.incremental.variable]: chosen.since } }
+        ? { variables: incrementalVariables(stream.incremental, chosen.since) }
         : {}),
     }),
   );
+  // Newest first: the listing stops at the last pass's mark, unless the order turns out not to be kept.
+  const newest =
+    chosen.pass === 'incremental' && stream.incremental?.kind === 'order'
+      ? new NewestFirst(name, stream.incremental.field, chosen.since)
+      : undefined;
+  if (newest && open.orderBroken) newest.broken = true;
   for await (const p of pages) {
     const page = ++open.page;
+    const reached = newest?.page(p.records) ?? false;
+    if (newest?.broken && !open.orderBroken) {
+      open.orderBroken = true;
+      logger.log('warn', 'sync incremental order not kept', { stream: name, page });
+    }
     await inSpan(
       'sync page',
       { runId: run.runId, stream: name, page, records: p.records.length },
@@ -329,7 +259,7 @@ export async function listPages(
         setFields(span, { count: changes.length });
         if (changes.length) {
           const written = await sink.write(
-            { tenant, runId: run.runId, stream: name, page, changes },
+            { tenant, runId: run.runId, stream: name, page, changes, keyPaths: keyPaths(stream) },
             { abortSignal: ctx.abortSignal, hold: true },
           );
           setAside(d.counts, written);
@@ -344,7 +274,7 @@ export async function listPages(
           kind: 'page' as const,
           page,
           cursor: p.endCursor,
-          last: !p.hasNextPage,
+          last: !p.hasNextPage || reached,
           changed: changes.length > 0,
           counts: { ...d.counts },
           ...(d.repeated ? { repeated: d.repeated } : {}),
@@ -353,6 +283,7 @@ export async function listPages(
           ...(p.pageSize < stream.pageSize
             ? { pageSize: p.pageSize, limit: open.lowered?.limit ?? 'the tenant’s limit' }
             : {}),
+          ...(open.orderBroken ? { orderBroken: true } : {}),
         };
         open.pageSize = p.pageSize;
         checkpoints.push(record, d.takePageEntries());
@@ -360,95 +291,20 @@ export async function listPages(
       },
     );
     ctx.onPage?.(name, d.counts, d.expected);
+    if (reached) break; // the records from here on are older than the mark: unchanged since the last pass
     if (p.hasNextPage && options.deadlineMs !== undefined && clock.now() >= options.deadlineMs) {
       await checkpoints.settle();
       return 'sliced';
     }
   }
-  return 'listed';
-}
-
-/**
- * Ends a listed pass: what the sink still holds stored, the deletions the pass may conclude written as the page after
- * the last, the seal, the sink's end of the stream, the next snapshot (streamed, never held whole), the done mark.
- */
-export async function endPass(
-  stream: StreamDefinition,
-  run: SyncRunRecord,
-  ctx: SyncContext,
-  open: OpenPass,
-): Promise<StreamResult> {
-  const { tenant, state, sink } = ctx;
-  const clock = ctx.clock ?? systemClock;
-  const logger = ctx.logger ?? silentLogger;
-  const name = stream.name;
-  const { detector: d, chosen, previous, changedPages } = open;
-  await open.checkpoints.settle(); // the listing's last pages, when the sink still holds them
-  // A key met twice in a listing that gives each record once fails the stream here, before anything is sealed.
-  if (d.suspects.size) await d.verifyKeys(logEntries(await readLog(state, tenant, name)));
-  const unseen = unseenFor(stream, chosen.pass, {
-    repeated: d.repeated,
-    total: open.total,
-    read: d.counts.read,
-  });
-  if (d.repeated || unseen === 'keep' || unseen === 'confirm')
-    logger.log('info', 'sync stream deletions deferred', {
-      stream: name,
-      reason: chosen.pass === 'incremental' ? 'incremental' : unseen === 'confirm' ? 'confirm' : 'moved',
-      count: d.repeated,
+  // A full listing checked against the total the tenant stated: fewer records read fails the stream, never green.
+  if (chosen.pass === 'full' && open.total)
+    await confirmTotal(graphql, stream, d.counts.read, open.total, {
+      abortSignal: ctx.abortSignal,
+      clearCheckpoint: async () => {
+        await checkpoints.settle();
+        await ctx.state.clearCheckpoint(tenant, name);
+      },
     });
-  const deletions = await d.finish(unseen);
-  if (deletions.length) {
-    // The page after the last listed one: the same number on every retry, so the sink replaces it.
-    setAside(
-      d.counts,
-      await sink.write(
-        { tenant, runId: run.runId, stream: name, page: open.page + 1, changes: deletions },
-        { abortSignal: ctx.abortSignal },
-      ),
-    );
-    changedPages.push(open.page + 1);
-  }
-  await state.appendCheckpoint(
-    tenant,
-    name,
-    encodeRecord({ kind: 'sealing', counts: d.counts, changedPages }),
-  );
-  setAside(d.counts, await sink.endStream(tenant, run.runId, name, changedPages, d.counts, fieldsOf(stream)));
-  // The next snapshot: a header, every page's entries read back from the log, then the previous entries the
-  // pass keeps — streamed, never held whole.
-  const meta: SnapshotMeta = {
-    catalog: catalogDigest(stream),
-    ...(stream.incremental
-      ? {
-          highWater: latest(d.highWater, chosen.pass === 'incremental' ? previous.meta.highWater : undefined),
-          fullPassAt:
-            chosen.pass === 'full'
-              ? new Date(Date.parse(run.startedAt) || clock.now()).toISOString()
-              : previous.meta.fullPassAt,
-        }
-      : {}),
-    ...(open.lowered
-      ? { pageSize: { ...open.lowered, since: open.loweredSince ?? new Date(clock.now()).toISOString() } }
-      : {}),
-  };
-  const log = await readLog(state, tenant, name);
-  await state.writeSnapshot(
-    tenant,
-    name,
-    (async function* () {
-      yield snapshotHeader(meta);
-      yield* logEntries(log);
-      yield* d.kept();
-    })(),
-  );
-  await state.appendCheckpoint(tenant, name, encodeRecord({ kind: 'done', counts: d.counts }));
-  return {
-    stream: name,
-    ok: true,
-    done: true,
-    counts: { ...d.counts },
-    pass: chosen.pass,
-    ...loweredOf(open),
-  };
+  return 'listed';
 }

@@ -38,6 +38,7 @@ export function syncSummary(
           ...(r.error ? { error: r.error, errorCode: r.errorCode } : {}),
           ...(r.pass ? { pass: r.pass } : {}),
           ...(r.pageSize ? { pageSize: r.pageSize } : {}),
+          ...(r.orderNotKept ? { orderNotKept: true as const } : {}),
         },
       ]),
     ),

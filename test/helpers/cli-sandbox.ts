@@ -1,9 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Change } from '../../shared/changes';
 import { LocalFileSecretStore } from '../../shared/secrets';
-import { runCli } from './cli';
+import { cliRuns } from './cli-tenant';
 import { sandboxFixture, type SandboxFixture, type StartOptions } from './sandbox';
 
 /**
@@ -42,21 +41,10 @@ export function cliSandbox(options: StartOptions, prefix = 'ti-cli-') {
       LOCAL_SECRETS_FILE: join(t.dir, 'secrets.json'),
       ...extra,
     }),
-    /** `sync --json` into the folder's `out` (the dir sink): its exit code, what it said, its summary. */
-    sync: async (args: string[] = [], extra: Record<string, string> = {}) => {
-      const r = await runCli(['sync', '--sink', `dir:${join(t.dir, 'out')}`, '--json', ...args], {
-        env: t.env(extra),
-      });
-      if (!r.stdout.trim()) throw new Error(`sync printed no summary (exit ${r.code}): ${r.stderr}`);
-      return { code: r.code, stderr: r.stderr, summary: JSON.parse(r.stdout) as SyncSummary };
-    },
-    /** The changes a run delivered to the folder's `out` for one stream. */
-    delivered: async (runId: string, stream: string): Promise<Change[]> =>
-      (await readFile(join(t.dir, 'out', runId, `${stream}.ndjson`), 'utf8').catch(() => ''))
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Change),
+    ...cliRuns<SyncSummary>(
+      (): string => t.dir,
+      (extra): Record<string, string> => t.env(extra),
+    ),
   };
   beforeAll(async () => {
     t.sb = await sandboxFixture(options);

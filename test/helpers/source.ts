@@ -1,6 +1,8 @@
 import { createAccessLayer } from '../../shared/access';
 import { loadConfig } from '../../shared/settings';
-import { getPath, paginate } from '../../shared/graphql/pager';
+import { paginate } from '../../shared/graphql/pager';
+import { keyPaths } from '../../shared/streams';
+import { keyGetter } from '../../shared/streams/paths';
 import { resolveStreams } from '../../sandbox/streams';
 
 /** Every record of a stream as the tenant serves it now, by id — read through the app's own GraphQL client. */
@@ -12,7 +14,8 @@ export async function sourceRecords(
   const def = resolveStreams({}).find((s) => s.name === stream);
   if (!def) throw new Error(`no stream ${stream}`);
   const out = new Map<string, unknown>();
+  const keyOf = keyGetter(keyPaths(def));
   for await (const page of paginate(access.graphql, def, { pageSize: 100 }))
-    for (const r of page.records) out.set(String(getPath(r, def.idPath)), r);
+    for (const r of page.records) out.set(String(keyOf(r)), r);
   return out;
 }
