@@ -5,7 +5,7 @@ import type { StreamResult } from './run';
 import { errorCodeSchema } from '../error-codes';
 import { loweredPageSizeSchema } from '../runs/history';
 import type { RunInstance } from '../runs/sweep';
-import { readiness } from './order';
+import { neverReady, readiness } from './order';
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {
@@ -184,15 +184,7 @@ export function* syncOrchestrator(
       }
       pending = pending.filter((s) => !results[s] || (results[s].ok && !results[s].done));
       if (!ready.length) {
-        for (const s of pending)
-          results[s] = {
-            stream: s,
-            ok: false,
-            done: false,
-            counts: { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0 },
-            error: `stream ${s}: its parent never completes (the streams' parents form a circle)`,
-            errorCode: 'parent_unavailable',
-          };
+        for (const s of pending) results[s] = neverReady(s);
         break;
       }
       const wave = ready.slice(0, plan.concurrency);

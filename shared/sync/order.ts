@@ -9,6 +9,19 @@ import type { StreamResult } from './context';
  */
 export type Readiness = 'ready' | 'wait' | StreamResult;
 
+/**
+ * A stream that can never start: its parent never completes. A streams file cannot say so (a child's parent is
+ * never a child: shared/streams/index.ts), so this guards the loops that wait on readiness against waiting forever.
+ */
+export const neverReady = (stream: string): StreamResult => ({
+  stream,
+  ok: false,
+  done: false,
+  counts: noCounts(),
+  error: `stream ${stream}: its parent never completes (the streams' parents form a circle)`,
+  errorCode: 'parent_unavailable',
+});
+
 export function readiness(
   stream: string,
   parents: Record<string, string | undefined>,

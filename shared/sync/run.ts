@@ -13,7 +13,7 @@ import type { PassKind } from './passes';
 import type { RunManifest } from '../sinks';
 import type { SyncRunRecord } from './state';
 import type { StreamResult, SyncContext } from './context';
-import { readiness } from './order';
+import { neverReady, readiness } from './order';
 
 export type { StreamResult, SyncContext };
 
@@ -250,15 +250,7 @@ export async function syncAll(
     }
     // Nothing may start although streams are left: their parents can never complete (a cycle in a streams file).
     if (!ready.length) {
-      for (const s of left)
-        byName[s.name] ??= {
-          stream: s.name,
-          ok: false,
-          done: false,
-          counts: noCounts(),
-          error: `stream ${s.name}: its parent never completes (the streams' parents form a circle)`,
-          errorCode: 'parent_unavailable',
-        };
+      for (const s of left) byName[s.name] ??= neverReady(s.name);
       break;
     }
     let next = 0;
