@@ -134,6 +134,38 @@ describe('sync orchestration', () => {
     expect(e.output).toMatchObject({ state: 'failed', streams: { a: { state: 'failed', error: 'boom' } } });
   });
 
+  it('a child stream waits for its parent’s last slice, and fails without a call when its parent failed', async () => {
+    const parents = { streams: ['p', 'c', 'q', 'd'], parents: { c: 'p', d: 'q' }, concurrency: 3 };
+    const o = orchestration(SYNC.orchestrator, {});
+    await o.run();
+    o.complete(SYNC.begin, { ...plan, ...parents });
+    let e = await o.run();
+    // The children wait: only the parents are called.
+    expect(e.scheduled.map((s) => (s.input as { stream: string }).stream)).toEqual(['p', 'q']);
+    o.complete(e.scheduled[0].id, slice('p', false, 10)).complete(e.scheduled[1].id, {
+      ...slice('q', false, 1),
+      ok: false,
+      error: 'boom',
+      errorCode: 'graphql_errors',
+    });
+    e = await o.run();
+    // p is not done yet: c still waits; q failed: d fails by name, never called.
+    expect(e.scheduled.map((s) => (s.input as { stream: string }).stream)).toEqual(['p']);
+    o.complete(e.scheduled[0].id, slice('p', true, 20));
+    e = await o.run();
+    expect(e.scheduled.map((s) => (s.input as { stream: string }).stream)).toEqual(['c']);
+    o.complete(e.scheduled[0].id, slice('c', true, 3));
+    e = await o.run();
+    const finish = e.scheduled[0].input as { results: Array<{ stream: string; errorCode?: string }> };
+    expect(finish.results.map((r) => [r.stream, r.errorCode])).toEqual([
+      ['p', undefined],
+      ['c', undefined],
+      ['q', 'graphql_errors'],
+      ['d', 'parent_unavailable'],
+    ]);
+    expect(o.calls.filter((c) => (c.input as { stream?: string }).stream === 'd')).toEqual([]);
+  });
+
   it('whatever fails — begin (named or thrown), a slice, finish, or the orchestration’s own code — ends in `fail`', async () => {
     const failedWith = async (o: ScriptedOrchestration) => {
       const e = await o.run();
