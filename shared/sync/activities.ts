@@ -59,6 +59,8 @@ export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<
         startedAt,
         catalog: () => sync.catalog(app.access().graphql),
       });
+      const streams = streamsOf(run);
+      const parents = parentsOf(streams) as Record<string, string>;
       plan = {
         runId: run.runId,
         startedAt: run.startedAt,
@@ -66,10 +68,8 @@ export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<
         ...(run.fullPass ? { fullPass: true } : {}),
         resumed: run.resumed,
         trigger,
-        streams: streamsOf(run).map((s) => s.name),
-        ...(Object.keys(parentsOf(streamsOf(run))).length
-          ? { parents: parentsOf(streamsOf(run)) as Record<string, string> }
-          : {}),
+        streams: streams.map((s) => s.name),
+        ...(Object.keys(parents).length ? { parents } : {}),
         concurrency: sync.concurrency,
       };
       const sinks = sync.context.sink.description;
