@@ -7,7 +7,7 @@ import { proposeCatalog, type Proposal } from './discover';
 import { driftOf, invalidTouched, propagate, type Drift } from './drift';
 import { introspect, schemaProblems, type SchemaProblem } from './introspect';
 import { firstPageOf, probeStream } from './probe';
-import { paginate } from '../graphql/pager';
+import { getPath } from '../streams/paths';
 
 /** Where the catalog is kept between runs: the sync's state store keeps it beside the checkpoints. */
 export interface CatalogStore {
@@ -43,6 +43,7 @@ export async function discover(
   const invalid = schemaProblems(schema);
   // A parent's first key, to probe its child streams with (none: the child is probed when it has parents).
   const firstKeys = new Map<string, unknown>();
+  const parents = new Set(proposal.streams.flatMap((p) => (p.stream.parent ? [p.stream.parent.stream] : [])));
   for (const p of proposal.streams) {
     const touched = invalidTouched(schema, p.stream, invalid);
     if (touched.length) {
@@ -62,9 +63,10 @@ export async function discover(
       ...options,
       ...(parent ? { variables: { [parent.variable]: firstKeys.get(parent.stream) } } : {}),
     });
-    if (!('failed' in probed) && !parent) {
-      const key = await firstKey(graphql, probed.stream, options);
-      if (key !== undefined && key !== null) firstKeys.set(p.stream.name, key);
+    if (!('failed' in probed) && parents.has(p.stream.name)) {
+      const [key] = keyPaths(probed.stream);
+      const value = key ? getPath(probed.first, key) : undefined;
+      if (value !== undefined && value !== null) firstKeys.set(p.stream.name, value);
     }
     if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
     else
@@ -284,21 +286,4 @@ export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
       ),
     );
   return out;
-}
-
-/** The first record's key of a stream (one key field), to read its child streams for; undefined when it has none. */
-async function firstKey(
-  graphql: TenantGraphqlClient,
-  stream: StreamDefinition,
-  options: { abortSignal?: AbortSignal },
-): Promise<unknown> {
-  const [key] = keyPaths(stream);
-  if (!key || keyPaths(stream).length !== 1) return undefined;
-  for await (const page of paginate(graphql, stream, {
-    pageSize: 1,
-    maxPages: 1,
-    abortSignal: options.abortSignal,
-  }))
-    return (page.records[0] as Record<string, unknown> | undefined)?.[key];
-  return undefined;
 }

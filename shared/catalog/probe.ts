@@ -28,7 +28,7 @@ export async function probeStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
   options: { abortSignal?: AbortSignal; variables?: Record<string, unknown> } = {},
-): Promise<{ stream: StreamDefinition; leftOut: LeftOut[] } | { failed: string }> {
+): Promise<{ stream: StreamDefinition; leftOut: LeftOut[]; first?: unknown } | { failed: string }> {
   const leftOut: LeftOut[] = [];
   let current = stream;
   const record = recordPath(stream);
@@ -43,9 +43,10 @@ export async function probeStream(
           variables: options.variables,
         },
       );
-      await pages.next();
+      const page = await pages.next();
       await pages.return(undefined);
-      return { stream: current, leftOut };
+      // The first record read, for what discovery wants of one (a parent's key to probe its children with).
+      return { stream: current, leftOut, first: page.done ? undefined : page.value.records[0] };
     } catch (err) {
       if (!(err instanceof GraphqlErrors))
         return { failed: bounded(err instanceof Error ? err.message : String(err), 500) };
