@@ -140,8 +140,9 @@ describe('status page in Chromium', () => {
 
   it('Sync now, pressed while a sync runs, waits for it and starts the next — under the page’s own CSP', async () => {
     const earlier = new Set((await finishedRuns(0)).map((r) => r.id));
-    // A slow first page keeps a sync running while the button is pressed.
-    await stack.sb.hook('faults', { route: 'graphql', delayMs: 4000, count: 1 });
+    // Slow first requests keep a sync running while the page opens and the button is pressed (4 s once was too
+    // short a window on a loaded machine: the sync had ended before the click).
+    await stack.sb.hook('faults', { route: 'graphql', delayMs: 6000, count: 2 });
     expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
     const running = await eventually(async () => {
       const { body } = await stack.json('manage/runs?kind=sync&limit=1');
