@@ -83,6 +83,7 @@ export default tseslint.config(
       '.cache/',
       '.local/',
       '.ci/node/',
+      '.ci/venv/',
       '.ci/go/',
       '.deploy/',
     ],

@@ -21,7 +21,7 @@ const ROWS = 100_000;
 const PAGE = 100;
 const ROUNDS = 7;
 
-function records(n: number, version = 0): Change[] {
+export function records(n: number, version = 0): Change[] {
   const out: Change[] = [];
   for (let i = 0; i < n; i++) {
     const id = `ctl-${String(i).padStart(7, '0')}`;

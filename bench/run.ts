@@ -1,4 +1,5 @@
 import { coldstartBench } from './coldstart';
+import { deltaBench } from './delta';
 import { discoverBench } from './discover';
 import { exportBench } from './export';
 import { importBench } from './import';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   import: importBench,
   'import-body': importBodyBench,
   postgres: postgresBench,
+  delta: deltaBench,
 };
 
 async function main(): Promise<number> {

@@ -79,14 +79,18 @@ export const DISCOVER_HELP: CommandHelp = {
 };
 
 export const SYNC_HELP: CommandHelp = {
-  usage: 'sync [--streams a,b] [--sink blob|webhook|postgres|dir:PATH[,…]] [--full-pass | --full] [--json]',
+  usage:
+    'sync [--streams a,b] [--sink blob|webhook|postgres|delta[:PATH]|dir:PATH[,…]] [--full-pass | --full] [--json]',
   summary:
     "Runs one sync with the timer's own code: reads every stream, compares it with the last run and writes\n" +
     'the changes (created, updated, deleted) to the sinks. State lives in .local/sync-state/, apart from the\n' +
     "deployed app's; a run that fails part-way is resumed by the next `sync`.",
   options: [
     ['--streams a,b', 'streams to sync (default SYNC_STREAMS, else all)'],
-    ['--sink SPEC', 'blob, webhook, postgres and/or dir:PATH, comma-separated (default dir:.local/sync-out)'],
+    [
+      '--sink SPEC',
+      'blob, webhook, postgres, delta[:PATH] and/or dir:PATH, comma-separated (default dir:.local/sync-out)',
+    ],
     ['--full-pass', 'every stream reads everything this run (incremental ones too), and reports deletions'],
     ['--full', 'start over: the last run is ignored, every record is reported as created'],
     ['--json', 'print a JSON summary with per-stream counts on stdout'],

@@ -3,6 +3,7 @@ import { optional, type AppConfig } from '../config';
 import { ConfigError } from '../errors';
 import { inSpan } from '../telemetry';
 import { blobSink } from './blob';
+import { deltaSink } from './delta';
 import { dirSink } from './dir';
 import { MultiSink } from './fan-out';
 import { postgresSink } from './postgres';
@@ -24,9 +25,9 @@ export type {
  * create, doctor) and one line here: the settings' loader, the sync's set-up, `--sink`, `doctor` and the
  * configuration reference all read this list.
  */
-export const SINKS: readonly SinkModule[] = [blobSink, webhookSink, postgresSink, dirSink];
+export const SINKS: readonly SinkModule[] = [blobSink, webhookSink, postgresSink, deltaSink, dirSink];
 
-/** "blob, webhook, postgres or dir:PATH": what SYNC_SINKS accepts, for messages and the reference. */
+/** "blob, webhook, postgres, delta[:PATH] or dir:PATH": what SYNC_SINKS accepts, for messages and the reference. */
 export const SINK_USAGE = `${SINKS.slice(0, -1)
   .map((s) => s.usage)
   .join(', ')} or ${SINKS.at(-1)?.usage}`;
@@ -184,6 +185,7 @@ export function sinksFor(text: string, context: SinkContext, source = 'SYNC_SINK
 }
 
 export { BlobSink, SYNC_CONTAINER } from './blob';
+export { DeltaSink } from './delta';
 export { DirectorySink } from './dir';
 export { MultiSink } from './fan-out';
 export { BATCH_ROWS, PostgresSink } from './postgres';

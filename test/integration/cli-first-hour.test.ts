@@ -1,3 +1,4 @@
+import { SINKS } from '../../shared/sinks';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,9 @@ describe('help and version', () => {
 
   it('the sync usage names every sink kind', async () => {
     const r = await runCli(['sync', '-h'], { cwd: dir });
-    expect(r.stdout.split('\n')[0]).toContain('--sink blob|webhook|postgres|dir:PATH');
+    expect(r.stdout.split('\n')[0]).toContain('--sink blob|webhook|postgres|delta[:PATH]|dir:PATH');
+    // The help is written by hand: every sink of the registry must be in it.
+    for (const { usage } of SINKS) expect(r.stdout.split('\n')[0]).toContain(usage);
   });
 
   it('`--version` exits 0 with the package version', async () => {
@@ -90,7 +93,9 @@ describe('flag mistakes name the flag', () => {
       env: { ...sb.settings, LOCAL_SECRETS_FILE: join(dir, 's.json') },
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--sink: unknown sink "s3:foo"; use blob, webhook, postgres or dir:PATH');
+    expect(r.stderr).toContain(
+      '--sink: unknown sink "s3:foo"; use blob, webhook, postgres, delta[:PATH] or dir:PATH',
+    );
     expect(r.stderr).not.toContain('SYNC_SINKS');
   });
 });

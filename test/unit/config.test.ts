@@ -30,7 +30,7 @@ describe('configuration', () => {
     };
     expect(problems({ SYNC_SINKS: 'webhook,s3:bucket,dir:' })).toEqual([
       'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
-      'SYNC_SINKS: unknown sink "s3:bucket"; use blob, webhook, postgres or dir:PATH, comma-separated',
+      'SYNC_SINKS: unknown sink "s3:bucket"; use blob, webhook, postgres, delta[:PATH] or dir:PATH, comma-separated',
       'SYNC_SINKS: dir: needs a folder: dir:PATH',
     ]);
     expect(problems({ SYNC_SINKS: 'blob:extra' })).toEqual(['SYNC_SINKS: blob: takes nothing after "blob"']);

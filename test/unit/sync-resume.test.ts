@@ -199,7 +199,7 @@ describe('sinks from SYNC_SINKS', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
       'SYNC_SINKS: the webhook sink needs DOWNSTREAM_WEBHOOK_URL',
-      'SYNC_SINKS: unknown sink "ftp:x"; use blob, webhook, postgres or dir:PATH, comma-separated',
+      'SYNC_SINKS: unknown sink "ftp:x"; use blob, webhook, postgres, delta[:PATH] or dir:PATH, comma-separated',
       'SYNC_SINKS: the blob sink needs storage (AzureWebJobsStorage)',
     ]);
   });

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { optional, type AppConfig } from '../../config';
+import { systemClock } from '../../clock';
+import { lazyContainer } from '../../state/lazy';
+import type { SinkContext, SinkModule, SinkSpec } from '../types';
+import { DeltaSink, ROWS_PER_FILE } from './sink';
+import { BlobStore, FolderStore, type DeltaStore } from './store';
+
+export { DeltaSink, BUCKETS, ROWS_PER_FILE } from './sink';
+export { appIdOf, bucketOf, runVersion } from './marks';
+export { FolderStore, BlobStore, type DeltaStore } from './store';
+export { readSnapshot } from './log';
+export { vacuum } from './retention';
+
+/** The container the `delta` sink writes to in the app's own storage account, when DELTA_URL does not name one. */
+export const DELTA_CONTAINER = 'delta-tables';
+
+const settings = {
+  DELTA_URL: optional(
+    z
+      .url({ protocol: /^https$/, error: 'an https URL of a container (and a folder in it)' })
+      .refine(
+        (u) => new URL(u).pathname.split('/').filter(Boolean).length >= 1,
+        'must name a container: https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER]',
+      )
+      .refine(
+        (u) => !new URL(u).search,
+        'must not carry a query (no SAS: the app signs in with its managed identity)',
+      ),
+  ).meta({
+    description:
+      'Where the `delta` sink keeps its tables when not in the app’s storage account: `https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER]`, or a Fabric lakehouse’s `https://onelake.blob.fabric.microsoft.com/WORKSPACE/LAKEHOUSE.Lakehouse/Tables`; the app signs in with its managed identity (Storage Blob Data Contributor, or a workspace role that can write).',
+    default: 'container `delta-tables` of AzureWebJobsStorage',
+    usedBy: 'sync (delta sink)',
+    group: 'sync',
+  }),
+  DELTA_RETENTION_HOURS: optional(
+    z.coerce.number().int('a whole number').min(0, 'at least 0').max(87_600, 'at most 87600 (ten years)'),
+  ).meta({
+    description:
+      'How long a data file the tables no longer use is kept for readers of older versions (time travel) before the sync deletes it, as Delta’s VACUUM does.',
+    default: '`168` (7 days)',
+    usedBy: 'sync (delta sink)',
+    group: 'sync',
+  }),
+  DELTA_ROWS_PER_FILE: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(10_000_000, 'at most 10000000'),
+  ).meta({
+    description:
+      'About how many rows a data file of a current-records table holds, when the table is made: its keys are spread over that many files by a hash, so a small change rewrites few of them.',
+    default: '`10000`',
+    usedBy: 'sync (delta sink)',
+    group: 'sync',
+  }),
+  DELTA_CHECKPOINT_INTERVAL: optional(
+    z.coerce.number().int('a whole number').min(1, 'at least 1').max(1_000, 'at most 1000'),
+  ).meta({
+    description:
+      'A checkpoint of a table’s log every this many versions, so that readers replay few commits.',
+    default: '`10`',
+    usedBy: 'sync (delta sink)',
+    group: 'sync',
+  }),
+};
+
+type Settings = { [K in keyof typeof settings]: z.output<(typeof settings)[K]> };
+
+export interface DeltaSettings {
+  url?: string;
+  retentionHours: number;
+  checkpointInterval: number;
+  rowsPerFile: number;
+}
+
+const deltaSettings = (config: AppConfig): DeltaSettings =>
+  (config.sinks.delta as DeltaSettings | undefined) ?? {
+    retentionHours: 168,
+    checkpointInterval: 10,
+    rowsPerFile: ROWS_PER_FILE,
+  };
+
+const storageService = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('../../state/blob-service') as typeof import('../../state/blob-service');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const blobSdk = () => require('@azure/storage-blob') as typeof import('@azure/storage-blob');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const credentials = () => require('../../secrets/credential') as typeof import('../../secrets/credential');
+
+const folderOf = (argument: string, cwd?: string) => resolve(cwd ?? process.cwd(), argument);
+
+/** The store of a `delta` entry: a folder (`delta:PATH`), DELTA_URL, or the app's storage account. */
+export function deltaStore(spec: SinkSpec, context: SinkContext): DeltaStore {
+  if (spec.argument) return new FolderStore(folderOf(spec.argument, context.cwd));
+  const { url } = deltaSettings(context.config);
+  if (url) {
+    const u = new URL(url);
+    const [container, ...rest] = u.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const service = new (blobSdk().BlobServiceClient)(
+      u.origin,
+      credentials().azureCredential(context.config),
+    );
+    return new BlobStore(lazyContainer(service, container), {
+      account: u.host,
+      container,
+      prefix: rest.join('/'),
+    });
+  }
+  const service = context.blobService?.() ?? storageService().blobService(context.config);
+  return new BlobStore(lazyContainer(service, DELTA_CONTAINER), {
+    account: service.accountName,
+    container: DELTA_CONTAINER,
+    prefix: '',
+  });
+}
+
+export const deltaSink: SinkModule = {
+  kind: 'delta',
+  usage: 'delta[:PATH]',
+  argument: z.string().min(1, 'needs a folder after "delta:", or nothing (Blob Storage)').optional(),
+  settings: {
+    shape: settings,
+    read(raw): DeltaSettings | undefined {
+      const s = raw as Settings;
+      // Undefined when none is set: the delta sink then keeps its defaults (and other sinks' configuration is all there is).
+      if (Object.keys(settings).every((k) => s[k as keyof Settings] === undefined)) return undefined;
+      return {
+        url: s.DELTA_URL,
+        retentionHours: s.DELTA_RETENTION_HOURS ?? 168,
+        checkpointInterval: s.DELTA_CHECKPOINT_INTERVAL ?? 10,
+        rowsPerFile: s.DELTA_ROWS_PER_FILE ?? ROWS_PER_FILE,
+      };
+    },
+  },
+  requires: (spec, settings) => {
+    if (spec.argument)
+      return settings.hosted
+        ? 'delta:PATH writes to a folder of this machine, and in Azure the app runs from a read-only package: use delta (Blob Storage or DELTA_URL) there'
+        : undefined;
+    const own = settings.own as DeltaSettings | undefined;
+    return own?.url || settings.storage
+      ? undefined
+      : 'the delta sink needs storage (AzureWebJobsStorage) or DELTA_URL, or a folder: delta:PATH';
+  },
+  create: (spec, context) => {
+    const s = deltaSettings(context.config);
+    return new DeltaSink(deltaStore(spec, context), {
+      schemaChanges: context.config.schemaChanges,
+      rejected: context.config.rejectedRecords,
+      retentionHours: s.retentionHours,
+      checkpointInterval: s.checkpointInterval,
+      rowsPerFile: s.rowsPerFile,
+      clock: context.clock ?? systemClock,
+    });
+  },
+  async doctor(spec, context, signal) {
+    const store = deltaStore(spec, context);
+    // Creating a hidden file only if absent, then removing it, is what a commit needs: on Blob Storage with the app's
+    // identity, in a folder by a hard link (which some network file systems refuse).
+    const probe = `_doctor/${randomUUID()}`;
+    if (!(await store.createIfAbsent(probe, '', { abortSignal: signal })))
+      return {
+        state: 'fail',
+        found: `${store.description}: a new file was said to exist`,
+        action: 'Give the delta sink a location of its own.',
+      };
+    await store.remove(probe, { abortSignal: signal });
+    return { state: 'ok', found: `${store.description} takes the app’s commits` };
+  },
+};
