@@ -84,6 +84,7 @@ export default tseslint.config(
       '.local/',
       '.ci/node/',
       '.ci/venv/',
+      '.ci/spark-venv/',
       '.ci/go/',
       '.deploy/',
     ],

@@ -20,7 +20,7 @@ export interface DeltaRead {
  */
 export function readDelta(
   uri: string,
-  options: { version?: number; azuriteBlob?: string } = {},
+  options: { version?: number; azuriteBlob?: string; optimize?: boolean } = {},
 ): Promise<DeltaRead> {
   if (!existsSync(DELTA_PYTHON))
     throw new Error(
@@ -29,7 +29,11 @@ export function readDelta(
   return new Promise((done, fail) =>
     execFile(
       DELTA_PYTHON,
-      [READER, uri, options.version === undefined ? 'latest' : String(options.version)],
+      [
+        READER,
+        uri,
+        options.optimize ? 'optimize' : options.version === undefined ? 'latest' : String(options.version),
+      ],
       {
         env: {
           ...process.env,

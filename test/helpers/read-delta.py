@@ -1,6 +1,6 @@
 """An independent reader for the tests: delta-rs (the `deltalake` package), in its own Python process.
 
-Usage: read-delta.py TABLE_URI [VERSION]. TABLE_URI is a folder, or az://CONTAINER/PATH with AZURITE_BLOB_STORAGE_URL
+Usage: read-delta.py TABLE_URI [VERSION | optimize]. TABLE_URI is a folder, or az://CONTAINER/PATH with AZURITE_BLOB_STORAGE_URL
 set (the emulator's account). Prints the table as JSON: version, schema, rows (sorted by their first column), files,
 and each version's operation from the history.
 """
@@ -11,7 +11,9 @@ import sys
 from deltalake import DeltaTable
 
 uri = sys.argv[1]
-version = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "latest" else None
+# "optimize": compact the table's files as another engine would (delta-rs' OPTIMIZE), then read it.
+optimize = len(sys.argv) > 2 and sys.argv[2] == "optimize"
+version = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] not in ("latest", "optimize") else None
 options = None
 if uri.startswith("az://"):
     options = {
@@ -21,6 +23,9 @@ if uri.startswith("az://"):
         "azure_allow_http": "true",
     }
 table = DeltaTable(uri, version=version, storage_options=options)
+if optimize:
+    table.optimize.compact()
+    table = DeltaTable(uri, storage_options=options)
 data = table.to_pyarrow_table()
 rows = data.to_pylist()
 if rows:

@@ -273,6 +273,50 @@ describe('delta sink: exactly once, retention, checkpoints and drift', () => {
     });
     rmSync(root, { recursive: true, force: true });
   });
+
+  it('a table made small grows: its buckets are multiplied once, and after another engine compacts its files (delta-rs OPTIMIZE) the next commit lays them out again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ti-delta-grow-'));
+    const store = { folder: root };
+    const table = join(root, 'items');
+    expect(await run(store, runAt('2026-11-28T09:00:00.000Z'), [changesOf('created', 0, 5)])).toMatchObject({
+      ok: true,
+    });
+    expect((await readDelta(table)).files).toHaveLength(1);
+    // 105 records at ten a file: sixteen buckets, every row laid out again once.
+    expect(await run(store, runAt('2026-11-28T10:00:00.000Z'), [changesOf('created', 5, 105)])).toMatchObject(
+      { ok: true },
+    );
+    const grown = await readDelta(table);
+    expect([grown.version, grown.rows.length, grown.files.length]).toEqual([1, 105, 16]);
+    expect(
+      await run(store, runAt('2026-11-28T11:00:00.000Z'), [changesOf('updated', 7, 8, { title: 'one' })]),
+    ).toMatchObject({ ok: true });
+    const updated = await readDelta(table);
+    expect(updated.files.filter((f) => !grown.files.includes(f))).toHaveLength(1);
+
+    const compacted = await readDelta(table, { optimize: true }); // a commit of delta-rs' own, files without our tags
+    expect([compacted.rows.length, compacted.files.length]).toEqual([105, 1]);
+    expect(
+      await run(store, runAt('2026-11-28T12:00:00.000Z'), [changesOf('updated', 9, 10, { title: 'two' })]),
+    ).toMatchObject({ ok: true });
+    const after = await readDelta(table);
+    expect([after.rows.length, after.files.length]).toEqual([105, 16]);
+    expect(
+      after.rows
+        .filter(
+          (r) =>
+            r.title !==
+            `Record ${String(r._key)
+              .slice(1)
+              .replace(/^0+(?=.)/, '')}`,
+        )
+        .map((r) => [r._key, r.title]),
+    ).toEqual([
+      ['r0007', 'one'],
+      ['r0009', 'two'],
+    ]);
+    rmSync(root, { recursive: true, force: true });
+  });
 });
 
 describe('delta sink on Blob Storage (Azurite)', () => {

@@ -3,6 +3,7 @@
  * tombstones a VACUUM still honours), with the schema the protocol gives it, and `_last_checkpoint` naming it.
  */
 import type { SchemaElement } from 'hyparquet';
+import { readDataFile } from './columns';
 import type { Snapshot } from './log';
 import type { DeltaStore } from './store';
 
@@ -115,8 +116,6 @@ function rows(state: Snapshot) {
 const hyparquetWriter = () =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require('hyparquet-writer') as typeof import('hyparquet-writer');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const hyparquet = () => require('hyparquet') as typeof import('hyparquet');
 
 /** Writes the checkpoint of `state.version`, then `_last_checkpoint` (a reader that finds no file reads the log). */
 export async function writeCheckpoint(
@@ -150,8 +149,7 @@ const plain = (v: unknown): unknown => {
 
 /** The actions a checkpoint holds, as a reader replays them. */
 export async function readCheckpoint(bytes: Buffer): Promise<Array<Record<string, unknown>>> {
-  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  const objects = await hyparquet().parquetReadObjects({ file });
+  const objects = await readDataFile(bytes);
   const out: Array<Record<string, unknown>> = [];
   for (const row of objects)
     for (const [k, v] of Object.entries(row)) if (v !== null && v !== undefined) out.push({ [k]: plain(v) });

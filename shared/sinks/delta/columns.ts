@@ -131,6 +131,10 @@ const parquet = () =>
   require('../../formats/parquet') as typeof import('../../formats/parquet');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const hyparquet = () => require('hyparquet') as typeof import('hyparquet');
+/** ZSTD, GZIP, Brotli, LZ4: what other engines write with (delta-rs writes ZSTD); hyparquet itself reads Snappy. */
+const compressors = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('hyparquet-compressors') as typeof import('hyparquet-compressors')).compressors;
 
 const KINDS: Record<DeltaType, ColumnKind> = { string: 'STRING', double: 'DOUBLE', boolean: 'BOOLEAN' };
 
@@ -171,5 +175,7 @@ export async function dataFile(
 /** A data file's rows, every column by name (a column the file lacks is absent). */
 export async function readDataFile(bytes: Buffer): Promise<Array<Record<string, unknown>>> {
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  return (await hyparquet().parquetReadObjects({ file })) as Array<Record<string, unknown>>;
+  return (await hyparquet().parquetReadObjects({ file, compressors: compressors() })) as Array<
+    Record<string, unknown>
+  >;
 }

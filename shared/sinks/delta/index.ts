@@ -5,10 +5,12 @@ import { optional, type AppConfig } from '../../config';
 import { systemClock } from '../../clock';
 import { lazyContainer } from '../../state/lazy';
 import type { SinkContext, SinkModule, SinkSpec } from '../types';
-import { DeltaSink, ROWS_PER_FILE } from './sink';
+import { ROWS_PER_FILE } from './current';
+import { DeltaSink } from './sink';
 import { BlobStore, FolderStore, type DeltaStore } from './store';
 
-export { DeltaSink, BUCKETS, ROWS_PER_FILE } from './sink';
+export { DeltaSink } from './sink';
+export { BUCKETS, ROWS_PER_FILE } from './current';
 export { appIdOf, bucketOf, runVersion } from './marks';
 export { FolderStore, BlobStore, type DeltaStore } from './store';
 export { readSnapshot } from './log';

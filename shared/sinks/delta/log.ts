@@ -3,6 +3,7 @@
  * writes, the table's state read back from the last checkpoint and the commits after it, and a commit written only
  * if its version is free.
  */
+import { IntegrationError } from '../../errors';
 import { readCheckpoint, writeCheckpoint } from './checkpoint';
 import type { DeltaStore } from './store';
 
@@ -110,12 +111,19 @@ export async function readSnapshot(
   const state = emptySnapshot();
   const last = await store.read(`${table}/${LOG}/_last_checkpoint`, options);
   if (last) {
-    const { version } = JSON.parse(last.toString('utf8')) as { version: number };
-    const bytes = await store.read(`${table}/${LOG}/${versionName(version)}.checkpoint.parquet`, options);
-    if (bytes) {
-      for (const action of await readCheckpoint(bytes)) apply(state, action);
-      state.version = version;
-    }
+    const { version, parts } = JSON.parse(last.toString('utf8')) as { version: number; parts?: number };
+    const bytes = parts
+      ? undefined
+      : await store.read(`${table}/${LOG}/${versionName(version)}.checkpoint.parquet`, options);
+    // A checkpoint in parts, or a V2 one, is another engine's; and its commits before it may be gone. Reading the
+    // log from the start then could take a table for empty and write over it: refused instead.
+    if (!bytes)
+      throw new IntegrationError(
+        'sink_failed',
+        `Delta table ${table}: its checkpoint at version ${version} is not a single-file checkpoint this sink reads (written by another engine?); give the delta sink a location of its own`,
+      );
+    for (const action of await readCheckpoint(bytes)) apply(state, action);
+    state.version = version;
   }
   for (let v = state.version + 1; ; v++) {
     const bytes = await store.read(commitPath(table, v), options);

@@ -1,44 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sortOut, rejectedError, type Change, type RejectedPolicy, type StreamCounts } from '../../changes';
-import type { Clock } from '../../clock';
+import { sortOut, rejectedError, type Change, type StreamCounts } from '../../changes';
 import { IntegrationError } from '../../errors';
-import { ColumnLearner } from '../../formats/parquet';
 import { jsonPages } from '../../formats/lines';
 import { ndjson, pageName } from '../ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, WriteOutcome } from '../types';
-import {
-  columnsOf,
-  dataFile,
-  deltaTypeOf,
-  KEY_COLUMN,
-  readDataFile,
-  rowOf,
-  schemaString,
-  type Columns,
-} from './columns';
+import { dataFile, schemaString, type Columns } from './columns';
+import { mergeCurrent } from './current';
 import { commit, PROTOCOL, readSnapshot, type Action, type AddAction, type Snapshot } from './log';
+import { appIdOf, ENGINE, runVersion } from './marks';
+import type { DeltaOptions } from './options';
 import { vacuum } from './retention';
-import { appIdOf, bucketOf, ENGINE, runVersion } from './marks';
 import type { DeltaStore } from './store';
-
-export interface DeltaOptions {
-  schemaChanges: 'report' | 'propagate';
-  rejected: RejectedPolicy;
-  retentionHours: number;
-  checkpointInterval: number;
-  /** About this many rows a data file of the current table, when the table is made (DELTA_ROWS_PER_FILE). */
-  rowsPerFile?: number;
-  clock: Clock;
-}
-
-/** Where the current table's layout is kept: how many buckets its keys are spread over (fixed when it is made). */
-export const BUCKETS = 'tenantIntegrations.buckets';
-/** About this many rows a data file of the current table, when the table is made (the default). */
-export const ROWS_PER_FILE = 10_000;
-const MAX_BUCKETS = 256;
 
 const CHANGE_COLUMNS: Columns = [
   ['change_id', 'string'],
@@ -54,6 +29,8 @@ const CHANGE_COLUMNS: Columns = [
  * ends both tables are committed, each once per run: its `txn` carries the run's mark, and a table whose mark is
  * already there (a run resumed after a crash, a step delivered twice) is not written again.
  */
+export type { DeltaOptions } from './options';
+
 export class DeltaSink implements ChangeSink {
   readonly description: string;
   constructor(
@@ -84,7 +61,13 @@ export class DeltaSink implements ChangeSink {
     const quarantine = new Set<string>();
     const pages = async function* (this: DeltaSink) {
       for (const page of changedPages) {
-        const bytes = await this.store.read(this.staged(stream, runId, page));
+        // Read from the store once: each table's pass reads the pages, the second from a copy in the scratch folder.
+        const local = join(scratch, `page-${page}.ndjson`);
+        let bytes: Buffer | undefined = await readFile(local).catch(() => undefined);
+        if (!bytes) {
+          bytes = await this.store.read(this.staged(stream, runId, page));
+          if (bytes) await writeFile(local, bytes);
+        }
         if (!bytes)
           throw new IntegrationError(
             'sink_failed',
@@ -111,7 +94,18 @@ export class DeltaSink implements ChangeSink {
           this.changesFile(`${stream}_changes`, snapshot, pages, runId, scratch),
         );
         await this.commitTable(stream, appIdOf(tenant), mark, runId, 'MERGE', async (snapshot) => {
-          const merged = await this.merge(stream, snapshot, pages, counts, options.fields, scratch);
+          const merged = await mergeCurrent(
+            {
+              table: stream,
+              store: this.store,
+              options: this.options,
+              put: (bytes, stats, tags) => this.put(stream, bytes, stats, tags),
+              metaData: (columns, configuration, id) => this.metaData(stream, columns, configuration, id),
+            },
+            snapshot,
+            pages,
+            { counts, fields: options.fields, scratch },
+          );
           for (const m of merged.misfits) quarantine.add(m);
           return merged.actions;
         });
@@ -245,147 +239,5 @@ export class DeltaSink implements ChangeSink {
       stats,
       ...(tags ? { tags } : {}),
     };
-  }
-
-  /**
-   * The current table's commit: the pass's changes spread over the table's buckets (a scratch file each), then each
-   * touched bucket's files read, the changes applied in order, and one file written in their place.
-   */
-  private async merge(
-    table: string,
-    snapshot: Snapshot,
-    pages: () => AsyncIterable<Change[]>,
-    counts: StreamCounts | undefined,
-    fields: readonly string[] | undefined,
-    scratch: string,
-  ): Promise<{ actions: Action[]; misfits: string[] }> {
-    // The key column first, then the record's fields (`columns`).
-    const existing = snapshot.metaData
-      ? columnsOf(snapshot.metaData.schemaString).filter(([n]) => n !== KEY_COLUMN)
-      : undefined;
-    const buckets = snapshot.metaData
-      ? Number(snapshot.metaData.configuration[BUCKETS] ?? 1) || 1
-      : Math.min(
-          MAX_BUCKETS,
-          2 **
-            Math.ceil(
-              Math.log2(
-                Math.max(1, Math.ceil((counts?.created ?? 0) / (this.options.rowsPerFile ?? ROWS_PER_FILE))),
-              ),
-            ),
-        );
-    const learner = new ColumnLearner([KEY_COLUMN], fields);
-    const touched = new Map<number, string>();
-    const pending = new Map<number, string[]>();
-    const spill = async (bucket: number) => {
-      const lines = pending.get(bucket);
-      if (!lines?.length) return;
-      const file = touched.get(bucket) ?? join(scratch, `bucket-${bucket}.ndjson`);
-      touched.set(bucket, file);
-      await appendFile(file, `${lines.join('\n')}\n`);
-      pending.set(bucket, []);
-    };
-    for await (const changes of pages())
-      for (const c of changes) {
-        if (c.kind !== 'deleted') learner.add(c.record);
-        const b = bucketOf(c.id, buckets);
-        if (!touched.has(b)) touched.set(b, join(scratch, `bucket-${b}.ndjson`));
-        const lines = pending.get(b) ?? [];
-        lines.push(JSON.stringify(c));
-        pending.set(b, lines);
-        if (lines.length >= 1_000) await spill(b);
-      }
-    for (const b of [...pending.keys()]) await spill(b);
-
-    // The table's columns: as it is made, every field the stream selects (in its order); after, a field added to the
-    // selection becomes a column under SYNC_SCHEMA_CHANGES=propagate, and a column whose field went stays.
-    const learnt = learner.columns();
-    const wanted = fields ?? [...learnt.keys()];
-    let columns: Columns =
-      existing ?? wanted.filter((f) => f !== KEY_COLUMN).map((f) => [f, deltaTypeOf(learnt.get(f))]);
-    let schemaChanged = !existing;
-    if (existing && this.options.schemaChanges === 'propagate') {
-      const added = wanted.filter((f) => f !== KEY_COLUMN && !existing.some(([n]) => n === f));
-      if (added.length) {
-        columns = [
-          ...existing,
-          ...added.map((f): [string, ReturnType<typeof deltaTypeOf>] => [f, deltaTypeOf(learnt.get(f))]),
-        ];
-        schemaChanged = true;
-      }
-    }
-
-    const actions: Action[] = [];
-    if (schemaChanged)
-      actions.push({
-        metaData: this.metaData(
-          table,
-          [[KEY_COLUMN, 'string'], ...columns],
-          { ...(snapshot.metaData?.configuration ?? {}), [BUCKETS]: String(buckets) },
-          snapshot.metaData?.id,
-        ),
-      });
-    const misfits: string[] = [];
-    const byBucket = new Map<number, AddAction[]>();
-    for (const add of snapshot.files.values()) {
-      const b = Number(add.tags?.bucket ?? -1);
-      byBucket.set(b, [...(byBucket.get(b) ?? []), add]);
-    }
-    const now = this.options.clock.now();
-    for (const [bucket, file] of [...touched].sort((a, b) => a[0] - b[0])) {
-      const rows = new Map<string, Record<string, unknown>>();
-      const old = byBucket.get(bucket) ?? [];
-      for (const add of old) {
-        const bytes = await this.store.read(`${table}/${add.path}`);
-        if (!bytes)
-          throw new IntegrationError(
-            'sink_failed',
-            `Delta table ${table}: its log names ${add.path}, which is not in ${this.store.description} (removed by hand?); start the stream over with \`tenant-integrations sync --full\` into an empty location`,
-          );
-        for (const row of await readDataFile(bytes)) rows.set(String(row[KEY_COLUMN]), row);
-      }
-      for (const line of (await readFile(file, 'utf8')).split('\n')) {
-        if (!line) continue;
-        const c = JSON.parse(line) as Change;
-        if (c.kind === 'deleted') {
-          rows.delete(c.id);
-          continue;
-        }
-        const made = rowOf(c.id, c.record, columns);
-        if ('misfit' in made) {
-          if (this.options.rejected !== 'quarantine')
-            throw rejectedError(
-              'Delta',
-              table,
-              { id: c.id, reason: made.misfit, json: JSON.stringify(c.record) },
-              0,
-            );
-          misfits.push(JSON.stringify({ id: c.id, reason: made.misfit, record: c.record }));
-          continue;
-        }
-        rows.set(c.id, made.row);
-      }
-      for (const add of old)
-        actions.push({
-          remove: {
-            path: add.path,
-            deletionTimestamp: now,
-            dataChange: true,
-            extendedFileMetadata: true,
-            partitionValues: {},
-            size: add.size,
-            ...(add.tags ? { tags: add.tags } : {}),
-          },
-        });
-      if (rows.size) {
-        const { bytes, stats } = await dataFile(
-          [[...rows.values()]],
-          [[KEY_COLUMN, 'string'], ...columns],
-          join(scratch, `bucket-${bucket}.parquet`),
-        );
-        actions.push({ add: await this.put(table, bytes, stats.toJSON(), { bucket: String(bucket) }) });
-      }
-    }
-    return { actions, misfits };
   }
 }
