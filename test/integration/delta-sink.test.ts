@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
@@ -119,6 +119,23 @@ describe('delta sink through `tenant-integrations sync --sink delta:PATH`, read 
     expect((await readDelta(join(tables, 'controls_changes'))).version).toBe(1);
     // Staged pages are gone once their stream is committed.
     expect(existsSync(join(tables, 'controls', '_staging', second.runId))).toBe(false);
+  });
+});
+
+describe('`doctor` with the delta sink', () => {
+  it('checks that the location takes a commit (a file created only if absent, then removed), and names a location that cannot', async () => {
+    writeFileSync(join(dir, 'a-file'), '');
+    const r = await runCli(['doctor', '--json'], {
+      env: { ...env, SYNC_SINKS: `delta:${join(dir, 'doctor-lake')},delta:${join(dir, 'a-file', 'lake')}` },
+      cwd: dir,
+    });
+    const checks = (
+      JSON.parse(r.stdout) as { checks: Array<{ name: string; state: string; found: string }> }
+    ).checks.filter((c) => c.name === 'sink delta');
+    expect(checks.map((c) => c.state)).toEqual(['ok', 'fail']);
+    expect(checks[0].found).toContain('takes the app’s commits');
+    expect(checks[1].found).toMatch(/ENOTDIR|not a directory/);
+    expect(readdirSync(join(dir, 'doctor-lake', '_doctor'))).toEqual([]);
   });
 });
 
