@@ -6,6 +6,7 @@ import { importBench } from './import';
 import { importBodyBench } from './import-body';
 import { postgresBench } from './postgres';
 import { syncBench } from './sync';
+import { postgraphileSyncBench } from './sync-postgraphile';
 import { tokenBench } from './token';
 
 /** `npm run bench -- <name>`: each bench measures its baseline in the same run; JSON on the last line. */
@@ -13,7 +14,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   token: tokenBench,
   coldstart: coldstartBench,
   discover: discoverBench,
-  sync: syncBench,
+  // BENCH_SYNC_TENANT=postgraphile: the same ratio against a real server nobody here wrote (bench/sync-postgraphile.ts).
+  sync: () => (process.env.BENCH_SYNC_TENANT === 'postgraphile' ? postgraphileSyncBench() : syncBench()),
   export: exportBench,
   import: importBench,
   'import-body': importBodyBench,

@@ -7,7 +7,6 @@ import { startAzurite } from '../cli/azurite';
 import { SYNC_NODE_FLAGS } from '../cli/node-flags';
 import { APP_NODE_OPTIONS } from '../shared/node-flags';
 import type { StreamDefinition } from '../shared/streams';
-import { postgraphileSyncBench } from './sync-postgraphile';
 
 /**
  * Our sync's records/s over a raw paged loop over kept-alive node:http (the fastest plain client) reading the
@@ -208,8 +207,6 @@ async function atSize(total: number, count: number, blobConnectionString: string
 }
 
 export async function syncBench(): Promise<Record<string, unknown>> {
-  // BENCH_SYNC_TENANT=postgraphile: the same ratio against a real server nobody here wrote (bench/sync-postgraphile.ts).
-  if (process.env.BENCH_SYNC_TENANT === 'postgraphile') return postgraphileSyncBench();
   const azurite = await startAzurite();
   type Round = Awaited<ReturnType<typeof roundOf>>;
   try {

@@ -4,7 +4,7 @@
  */
 import type { SchemaElement } from 'hyparquet';
 import { readDataFile } from './columns';
-import type { Snapshot } from './log';
+import type { Snapshot } from './actions';
 import type { DeltaStore } from './store';
 
 const text = (name: string, required = false): SchemaElement => ({

@@ -10,7 +10,7 @@ import { rejectedError, type Change, type StreamCounts } from '../../changes';
 import { IntegrationError } from '../../errors';
 import { ColumnLearner } from '../../formats/parquet';
 import { columnsOf, dataFile, deltaTypeOf, KEY_COLUMN, readDataFile, rowOf, type Columns } from './columns';
-import type { Action, AddAction, MetaDataAction, Snapshot } from './log';
+import type { Action, AddAction, MetaDataAction, Snapshot } from './actions';
 import { bucketOf } from './marks';
 import type { DeltaOptions } from './options';
 import type { DeltaStore } from './store';
