@@ -7,7 +7,7 @@
  * (Fabric's SQL endpoint and Direct Lake among them); Spark, Fabric and DuckDB read the text with from_json /
  * JSON_VALUE / json_extract.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import type { ColumnKind } from '../../formats/parquet';
 
 /** A column of a table this sink writes: Delta's `string`, `double` or `boolean`, always nullable. */
@@ -139,15 +139,15 @@ const compressors = () =>
 const KINDS: Record<DeltaType, ColumnKind> = { string: 'STRING', double: 'DOUBLE', boolean: 'BOOLEAN' };
 
 /**
- * Rows as one Parquet data file (the sinks' writer, a row group at a time): its bytes and statistics. `columns` are
- * the file's columns in order; `local` is a scratch path, removed after.
+ * Rows as one Parquet data file at `local` (the sinks' writer, a row group at a time), its size and statistics:
+ * uploaded from there (a million changes are not held in memory). `columns` are the file's columns in order.
  */
 export async function dataFile(
   pages: AsyncIterable<Array<Record<string, unknown>>> | Array<Array<Record<string, unknown>>>,
   columns: Columns,
   local: string,
   required: readonly string[] = [KEY_COLUMN],
-): Promise<{ bytes: Buffer; stats: Stats }> {
+): Promise<{ local: string; size: number; stats: Stats }> {
   const { ParquetRows } = parquet();
   const stats = new Stats(columns);
   // Every column is "leading" (a value taken by name): the writer's own walk of a record's fields would skip none.
@@ -166,9 +166,10 @@ export async function dataFile(
       await writer.add(rows);
     }
     await writer.finish();
-    return { bytes: await readFile(local), stats };
-  } finally {
+    return { local, size: (await stat(local)).size, stats };
+  } catch (err) {
     await rm(local, { force: true });
+    throw err;
   }
 }
 

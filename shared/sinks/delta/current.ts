@@ -26,7 +26,7 @@ export interface MergeContext {
   table: string;
   store: DeltaStore;
   options: DeltaOptions;
-  put(bytes: Buffer, stats: string, tags: Record<string, string>): Promise<AddAction>;
+  put(file: { local: string; size: number }, stats: string, tags: Record<string, string>): Promise<AddAction>;
   metaData(columns: Columns, configuration: Record<string, string>, id?: string): MetaDataAction;
 }
 
@@ -174,12 +174,12 @@ export async function mergeCurrent(
     }
     for (const file of old) actions.push(remove(file));
     if (current.size) {
-      const { bytes, stats } = await dataFile(
+      const { local, size, stats } = await dataFile(
         [[...current.values()]],
         [[KEY_COLUMN, 'string'], ...columns],
         join(scratch, `bucket-${bucket}.parquet`),
       );
-      actions.push({ add: await ctx.put(bytes, stats.toJSON(), { bucket: String(bucket) }) });
+      actions.push({ add: await ctx.put({ local, size }, stats.toJSON(), { bucket: String(bucket) }) });
     }
   }
   return { actions, misfits };

@@ -100,7 +100,7 @@ export class DeltaSink implements ChangeSink {
               table: stream,
               store: this.store,
               options: this.options,
-              put: (bytes, stats, tags) => this.put(stream, bytes, stats, tags),
+              put: (file, stats, tags) => this.put(stream, file, stats, tags),
               metaData: (columns, configuration, id) => this.metaData(stream, columns, configuration, id),
             },
             snapshot,
@@ -195,7 +195,7 @@ export class DeltaSink implements ChangeSink {
           run_id: runId,
         }));
     };
-    const { bytes, stats } = await dataFile(rows(), CHANGE_COLUMNS, join(scratch, 'changes.parquet'), [
+    const { local, size, stats } = await dataFile(rows(), CHANGE_COLUMNS, join(scratch, 'changes.parquet'), [
       'change_id',
       'kind',
       'key',
@@ -203,7 +203,7 @@ export class DeltaSink implements ChangeSink {
     ]);
     const actions: Action[] = [];
     if (snapshot.version < 0) actions.push({ metaData: this.metaData(table, CHANGE_COLUMNS, {}) });
-    actions.push({ add: await this.put(table, bytes, stats.toJSON()) });
+    actions.push({ add: await this.put(table, { local, size }, stats.toJSON()) });
     return actions;
   }
 
@@ -225,16 +225,20 @@ export class DeltaSink implements ChangeSink {
   /** A data file stored under a fresh name, and the `add` that names it. */
   private async put(
     table: string,
-    bytes: Buffer,
+    file: { local: string; size: number },
     stats: string,
     tags?: Record<string, string>,
   ): Promise<AddAction> {
     const path = `part-${randomUUID()}.snappy.parquet`;
-    await this.store.put(`${table}/${path}`, bytes);
+    try {
+      await this.store.putFile(`${table}/${path}`, file.local);
+    } finally {
+      await rm(file.local, { force: true });
+    }
     return {
       path,
       partitionValues: {},
-      size: bytes.length,
+      size: file.size,
       modificationTime: this.options.clock.now(),
       dataChange: true,
       stats,
