@@ -104,11 +104,10 @@ export function deltaStore(spec: SinkSpec, context: SinkContext): DeltaStore {
       u.origin,
       credentials().azureCredential(context.config),
     );
-    return new BlobStore(lazyContainer(service, container), {
-      account: u.host,
-      container,
-      prefix: rest.join('/'),
-    });
+    // The container is the operator's and is never created here: OneLake refuses to create a workspace (its container)
+    // through the Blob API, and a container that is missing is better named by doctor than made by a typo.
+    const client = service.getContainerClient(container);
+    return new BlobStore(async () => client, { account: u.host, container, prefix: rest.join('/') });
   }
   const service = context.blobService?.() ?? storageService().blobService(context.config);
   return new BlobStore(lazyContainer(service, DELTA_CONTAINER), {
