@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { readDelta } from '../helpers/delta';
+import { changesOf, driveDelta, readDelta, runAt } from '../helpers/delta';
 
 /**
  * The delta sink's tables as Apache Spark with Delta Lake reads them — the protocol's reference implementation, what
@@ -15,7 +15,6 @@ jest.setTimeout(600_000);
 
 const SPARK_PYTHON = process.env.SPARK_PYTHON ?? resolve(__dirname, '../../.ci/spark-venv/bin/python');
 const SPARK = resolve(__dirname, '../helpers/spark-delta.py');
-const DRIVER = resolve(__dirname, '../helpers/delta-driver.mjs');
 
 function spark(commands: unknown[]): Promise<unknown[]> {
   if (!existsSync(SPARK_PYTHON))
@@ -35,34 +34,6 @@ function spark(commands: unknown[]): Promise<unknown[]> {
   );
 }
 
-function drive(command: Record<string, unknown>): Promise<{ ok: boolean; error?: string }> {
-  return new Promise((done, fail) => {
-    const child = execFile(process.execPath, [DRIVER], { timeout: 120_000 }, (err, stdout, stderr) =>
-      err ? fail(new Error(`driver: ${stderr || err.message}`)) : done(JSON.parse(stdout)),
-    );
-    child.stdin?.end(JSON.stringify(command));
-  });
-}
-
-const runAt = (iso: string) => `${iso.replace(/[:.]/g, '-')}-0000beef`;
-const record = (i: number, extra: Record<string, unknown> = {}) => ({
-  id: `r${String(i).padStart(4, '0')}`,
-  title: `Record ${i}`,
-  score: i / 2,
-  done: i % 2 === 0,
-  tags: ['a', String(i)],
-  ...extra,
-});
-const changesOf = (kind: string, from: number, to: number, extra: Record<string, unknown> = {}) =>
-  Array.from({ length: to - from }, (_, j) => {
-    const r = record(from + j, extra);
-    return {
-      kind,
-      id: r.id,
-      changeId: `${kind}-${r.id}-${JSON.stringify(extra)}`,
-      record: kind === 'deleted' ? undefined : r,
-    };
-  });
 const FIELDS = ['id', 'title', 'score', 'done', 'tags'];
 
 let root: string;
@@ -91,7 +62,7 @@ describe('delta sink tables, read and written by Apache Spark with Delta Lake', 
       },
     ];
     for (const run of runs)
-      expect(await drive({ store, fields: FIELDS, options, ...run })).toEqual({
+      expect(await driveDelta({ store, fields: FIELDS, options, ...run })).toEqual({
         ok: true,
         result: { rejected: 0 },
       });
@@ -146,7 +117,7 @@ describe('delta sink tables, read and written by Apache Spark with Delta Lake', 
 
     // Spark compacted the files (version 3, its own commit); the sink's next run builds on it.
     expect(
-      await drive({
+      await driveDelta({
         store,
         fields: [...FIELDS, 'owner'],
         options,

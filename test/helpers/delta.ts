@@ -56,3 +56,46 @@ export const asRow = (record: unknown): Record<string, unknown> =>
       v !== null && typeof v === 'object' ? JSON.stringify(v) : v,
     ]),
   );
+
+const DRIVER = resolve(__dirname, 'delta-driver.mjs');
+
+/** Runs the delta sink in its own process (delta-driver.mjs, the built app): its answer, or the error it failed with. */
+export function driveDelta(
+  command: Record<string, unknown>,
+): Promise<{ ok: boolean; result?: unknown; error?: string }> {
+  return new Promise((done, fail) => {
+    const child = execFile(
+      process.execPath,
+      [DRIVER],
+      { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        err ? fail(new Error(`driver: ${stderr || err.message}`)) : done(JSON.parse(stdout)),
+    );
+    child.stdin?.end(JSON.stringify(command));
+  });
+}
+
+/** A run id as the sync makes them: its start time, then a suffix. */
+export const runAt = (iso: string) => `${iso.replace(/[:.]/g, '-')}-0000beef`;
+
+/** Record `i` of the drivers' `items` stream. */
+export const itemRecord = (i: number, extra: Record<string, unknown> = {}) => ({
+  id: `r${String(i).padStart(4, '0')}`,
+  title: `Record ${i}`,
+  score: i / 2,
+  done: i % 2 === 0,
+  tags: ['a', String(i)],
+  ...extra,
+});
+
+/** Changes of one kind to records `from`..`to` (exclusive), as the driver takes them. */
+export const changesOf = (kind: string, from: number, to: number, extra: Record<string, unknown> = {}) =>
+  Array.from({ length: to - from }, (_, j) => {
+    const r = itemRecord(from + j, extra);
+    return {
+      kind,
+      id: r.id,
+      changeId: `${kind}-${r.id}-${JSON.stringify(extra)}`,
+      record: kind === 'deleted' ? undefined : r,
+    };
+  });

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { LocalFileSecretStore } from '../../shared/secrets';
 import { BlobStore } from '../../shared/sinks/delta';
 import { lazyContainer } from '../../shared/state/lazy';
 import { runCli } from '../helpers/cli';
-import { asRow, readDelta } from '../helpers/delta';
+import { asRow, changesOf, driveDelta, itemRecord, readDelta, runAt } from '../helpers/delta';
 import { sandboxFixture, type SandboxFixture } from '../helpers/sandbox';
 import { sourceRecords } from '../helpers/source';
 
@@ -139,40 +138,6 @@ describe('`doctor` with the delta sink', () => {
   });
 });
 
-const DRIVER = join(__dirname, '../helpers/delta-driver.mjs');
-
-/** Runs the sink in its own process (test/helpers/delta-driver.mjs): its answer, or the error it failed with. */
-function drive(command: Record<string, unknown>): Promise<{ ok: boolean; result?: unknown; error?: string }> {
-  return new Promise((done, fail) => {
-    const child = execFile(
-      process.execPath,
-      [DRIVER],
-      { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout, stderr) =>
-        err ? fail(new Error(`driver: ${stderr || err.message}`)) : done(JSON.parse(stdout)),
-    );
-    child.stdin?.end(JSON.stringify(command));
-  });
-}
-
-const runAt = (iso: string) => `${iso.replace(/[:.]/g, '-')}-0000beef`;
-const record = (i: number, extra: Record<string, unknown> = {}) => ({
-  id: `r${String(i).padStart(4, '0')}`,
-  title: `Record ${i}`,
-  score: i / 2,
-  tags: ['a', String(i)],
-  ...extra,
-});
-const changesOf = (kind: string, from: number, to: number, extra: Record<string, unknown> = {}) =>
-  Array.from({ length: to - from }, (_, j) => {
-    const r = record(from + j, extra);
-    return {
-      kind,
-      id: r.id,
-      changeId: `${kind}-${r.id}-${JSON.stringify(extra)}`,
-      record: kind === 'deleted' ? undefined : r,
-    };
-  });
 const FIELDS = ['id', 'title', 'score', 'tags'];
 
 /** One run of the `items` stream: its pages written (each twice, as a resumed run repeats a page), then ended. */
@@ -181,7 +146,7 @@ const run = (
   runId: string,
   pages: unknown[][],
   extra: Record<string, unknown> = {},
-) => drive({ store, runId, pages, fields: FIELDS, ...extra });
+) => driveDelta({ store, runId, pages, fields: FIELDS, ...extra });
 
 describe('delta sink: exactly once, retention, checkpoints and drift', () => {
   it('a commit whose answer was lost, and a data file whose commit never came: the run resumed writes each table once, and the orphan goes only after retention', async () => {
@@ -280,7 +245,7 @@ describe('delta sink: exactly once, retention, checkpoints and drift', () => {
     expect(fromCheckpoint.rows).toEqual(whole.rows);
     expect(fromCheckpoint.schema).toEqual(whole.schema);
     expect(fromCheckpoint.version).toBe(1);
-    expect(await drive({ op: 'snapshot', store: { folder: root }, table: 'copy' })).toEqual({
+    expect(await driveDelta({ op: 'snapshot', store: { folder: root }, table: 'copy' })).toEqual({
       ok: true,
       result: {
         version: 1,
@@ -364,7 +329,7 @@ describe('delta sink on Blob Storage (Azurite)', () => {
 
     // Two tenants' apps sharing a table: their commits race for each version, and both land.
     const store = { connectionString: azurite.connectionString, container: 'race', prefix: 'lake' };
-    const raced = await drive({
+    const raced = await driveDelta({
       op: 'race',
       runs: [
         {
@@ -389,7 +354,7 @@ describe('delta sink on Blob Storage (Azurite)', () => {
     const items = await readDelta('az://race/lake/items', { azuriteBlob });
     expect([items.version, items.rows.map((r) => r._key)]).toEqual([
       1,
-      Array.from({ length: 40 }, (_, i) => record(i).id),
+      Array.from({ length: 40 }, (_, i) => itemRecord(i).id),
     ]);
   });
 
