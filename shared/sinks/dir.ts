@@ -91,7 +91,8 @@ export class DirectorySink implements ChangeSink {
   }
 }
 
-const folderOf = (argument: string | undefined, cwd?: string) =>
+/** The folder a `dir:` or `delta:` entry names, relative ones against `cwd` (default: the process's working folder). */
+export const folderOf = (argument: string | undefined, cwd?: string) =>
   resolve(cwd ?? process.cwd(), argument ?? '');
 
 export const dirSink: SinkModule = {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import { optional, type AppConfig } from '../../config';
 import { systemClock } from '../../clock';
 import { lazyContainer } from '../../state/lazy';
+import { folderOf } from '../dir';
 import type { SinkContext, SinkModule, SinkSpec } from '../types';
 import { ROWS_PER_FILE } from './current';
 import { DeltaSink } from './sink';
@@ -90,8 +90,6 @@ const storageService = () =>
 const blobSdk = () => require('@azure/storage-blob') as typeof import('@azure/storage-blob');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const credentials = () => require('../../secrets/credential') as typeof import('../../secrets/credential');
-
-const folderOf = (argument: string, cwd?: string) => resolve(cwd ?? process.cwd(), argument);
 
 /** The store of a `delta` entry: a folder (`delta:PATH`), DELTA_URL, or the app's storage account. */
 export function deltaStore(spec: SinkSpec, context: SinkContext): DeltaStore {

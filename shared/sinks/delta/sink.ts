@@ -41,8 +41,13 @@ export class DeltaSink implements ChangeSink {
     this.description = `Delta tables in ${store.description}`;
   }
 
+  /** Where a run's pages of a stream wait for its commit: a hidden folder of the table, which readers skip. */
+  private staging(stream: string, runId: string) {
+    return `${stream}/_staging/${runId}`;
+  }
+
   private staged(stream: string, runId: string, page: number) {
-    return `${stream}/_staging/${runId}/${pageName(page)}.ndjson`;
+    return `${this.staging(stream, runId)}/${pageName(page)}.ndjson`;
   }
 
   async write(batch: ChangeBatch, options: { abortSignal?: AbortSignal } = {}): Promise<void> {
@@ -72,7 +77,7 @@ export class DeltaSink implements ChangeSink {
         if (!bytes)
           throw new IntegrationError(
             'sink_failed',
-            `Delta table ${stream}: page ${page} of run ${runId} is not in ${this.store.description}/${stream}/_staging (removed while the run was in flight?); start the stream over with \`tenant-integrations sync --full\``,
+            `Delta table ${stream}: page ${page} of run ${runId} is not in ${this.store.description}/${this.staging(stream, runId)} (removed while the run was in flight?); start the stream over with \`tenant-integrations sync --full\``,
           );
         for await (const changes of jsonPages<Change>(
           bytes.toString('utf8').split('\n'),
@@ -114,7 +119,7 @@ export class DeltaSink implements ChangeSink {
       // What was set aside, beside the table (a hidden folder: Delta readers skip it), for the operator to look at.
       if (quarantine.size)
         await this.store.put(`${stream}/_quarantine/${runId}.ndjson`, `${[...quarantine].join('\n')}\n`);
-      await this.store.removeAll(`${stream}/_staging/${runId}`);
+      await this.store.removeAll(this.staging(stream, runId));
       const now = this.options.clock.now();
       for (const table of [stream, `${stream}_changes`])
         await vacuum(this.store, table, now - this.options.retentionHours * 3_600_000);
