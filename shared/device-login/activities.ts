@@ -104,7 +104,7 @@ export async function pollActivity(app: Host, input: unknown): Promise<PollResul
  * Activity body: the login has ended (any way): its device code leaves the secret store, and it ends in the run
  * history and its trace.
  */
-export async function endActivity(app: Host, input: unknown): Promise<void> {
+export async function forgetActivity(app: Host, input: unknown): Promise<void> {
   const { handle, view, ...run } = endInputSchema.parse(input);
   await app.traced('device login end', { runId: run.runId }, async () => {
     if (handle) await forgetDeviceCode(app.access().sessionSecrets, handle);

@@ -11,7 +11,7 @@ import { neverReady, readiness } from './order';
 export const SYNC = {
   orchestrator: 'syncRun',
   begin: 'syncBegin',
-  stream: 'syncStreamSlice',
+  slice: 'syncStreamSlice',
   finish: 'syncFinish',
   fail: 'syncFail',
 } as const;
@@ -190,7 +190,7 @@ export function* syncOrchestrator(
       const wave = ready.slice(0, plan.concurrency);
       context.df.setCustomStatus(syncStatus(plan, results, wave));
       const out = (yield context.df.Task.all(
-        wave.map((stream) => context.df.callActivity(SYNC.stream, { run, stream })),
+        wave.map((stream) => context.df.callActivity(SYNC.slice, { run, stream })),
       )) as StreamResult[];
       // A stream's time is the sum of its slices'.
       for (const r of out)

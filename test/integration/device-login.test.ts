@@ -307,7 +307,7 @@ interface OrchestratorState {
 /** Runs the registered orchestrator over a whole history, as the Functions host does on a replay. */
 async function replay(instanceId: string, history: HistoryEvent[]): Promise<OrchestratorState> {
   const { registrations } = jest.requireActual('../../devhost/functions-core');
-  if (!registrations.has('deviceLogin')) require('../../functions/device-login-orchestrator');
+  if (!registrations.has('deviceLogin')) require('../../functions/device-login');
   const trigger = {
     history: history.map((e) => ({ ...e, IsPlayed: true })),
     input: undefined,

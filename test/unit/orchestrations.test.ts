@@ -31,7 +31,7 @@ describe('registrations', () => {
     const expected: Array<[string, string]> = [
       [SYNC.orchestrator, 'orchestrationTrigger'],
       [SYNC.begin, 'activityTrigger'],
-      [SYNC.stream, 'activityTrigger'],
+      [SYNC.slice, 'activityTrigger'],
       [SYNC.finish, 'activityTrigger'],
       [SYNC.fail, 'activityTrigger'],
       [EXPORT.orchestrator, 'orchestrationTrigger'],

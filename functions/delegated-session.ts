@@ -1,7 +1,32 @@
 import { app } from '@azure/functions';
-import { sessionView } from '../shared/auth/delegated-session';
-import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
 import { appContext, httpDoor } from '../shared/app';
+import { KEEPER_SCHEDULE, keeperShouldRefresh, sessionView } from '../shared/auth/delegated-session';
+import { appClock } from '../shared/clock';
+import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
+import { IntegrationError } from '../shared/errors';
+
+/**
+ * The admin's delegated session (shared/auth/delegated-session.ts): the timer that keeps it alive and its status.
+ *
+ * The keeper refreshes it well inside the 30-minute idle window and stores each new refresh token. A failed
+ * refresh marks the session login-required (admin page, /api/health).
+ */
+app.timer('delegatedSessionKeeper', {
+  schedule: KEEPER_SCHEDULE,
+  runOnStartup: false,
+  handler: async (_timer, context) => {
+    const { delegated } = appContext().access();
+    if (!keeperShouldRefresh(await delegated.status(), appClock.now())) return;
+    try {
+      await delegated.refresh();
+      context.log('delegated session refreshed');
+    } catch (err) {
+      context.warn(
+        `delegated session refresh failed: ${err instanceof IntegrationError ? err.code : 'error'}`,
+      );
+    }
+  },
+});
 
 /** The mutations an admin's session lets imports run (null: imports are off; undefined: unknown here). */
 async function importOperations(): Promise<string[] | null | undefined> {
