@@ -15,12 +15,13 @@ const FLOORS = [
   ['state', 'catalog'],
   ['sinks', 'auth', 'runs'],
   ['access', 'settings'],
-  ['host'],
+  ['host', 'feature'],
   ['sync', 'exports', 'imports', 'device-login', 'admin'],
   // The doctor checks every part's set-up, as the app composes every part: both above the features.
   ['doctor', 'app'],
 ];
 const FOLDERS = new Set([
+  'errors',
   'log',
   'config',
   'changes',

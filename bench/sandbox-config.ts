@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type AppConfig } from '../shared/config';
-import { loadConfig } from '../shared/settings';
+import { loadConfig } from '../shared/app';
 import { LocalFileSecretStore } from '../shared/secrets';
 
 export interface SandboxLine {

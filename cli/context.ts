@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { RunningSandbox } from '../sandbox/server';
 import { extraCaBundle } from './azurite';
 import { readLocalSettings, type AppConfig, type TenantSettings } from '../shared/config';
-import { loadConfig } from '../shared/settings';
+import { loadConfig } from '../shared/app';
 import { LocalFileSecretStore } from '../shared/secrets/local-file';
 
 /** The CLI reads the same setting names as the app: environment first, then local.settings.json. */

@@ -4,7 +4,9 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
+import { partOf } from '../shared/config';
 import { LocalFileSecretStore } from '../shared/secrets';
+import { SYNC_SETTINGS } from '../shared/sync/settings';
 import { intOption, parse, UsageError } from './args';
 import { extraCaBundle, startAzurite, type RunningAzurite } from './azurite';
 import { cliConfig, DEV_STACK_SETTINGS, pidAlive } from './context';
@@ -114,7 +116,7 @@ export async function devCommand(args: string[]): Promise<number> {
       AzureWebJobsStorage: azurite.connectionString,
       NODE_EXTRA_CA_CERTS: azurite.caFile && extraCaBundle(azurite.caFile),
       AZURE_FUNCTIONS_ENVIRONMENT: 'Development',
-      SYNC_SCHEDULE: config.syncSchedule,
+      SYNC_SCHEDULE: partOf(config, SYNC_SETTINGS).schedule,
       HOST_MASTER_KEY: keys.master,
       HOST_FUNCTION_KEY: keys.function,
     };

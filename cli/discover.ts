@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { discover, storedCatalog, streamsFileJson, type Discovery } from '../shared/catalog';
 import type { Proposal } from '../shared/catalog/discover';
@@ -7,7 +7,8 @@ import { introspect } from '../shared/catalog/introspect';
 import { IntegrationError } from '../shared/errors';
 import { proposeOperations } from '../shared/imports/propose';
 import type { StreamDefinition } from '../shared/streams';
-import { FileSyncStateStore } from '../shared/sync/state';
+import { FileCatalogStore } from '../shared/state/catalog-store';
+import { localStateFolder } from '../shared/state/local';
 import { parse } from './args';
 import { describeTarget, resolveTenant } from './context';
 
@@ -64,8 +65,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
     let streams: StreamDefinition[];
     let found: Discovery | undefined;
     if (values.stored) {
-      const state = new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state'));
-      const stored = await storedCatalog(state, config.tenant.name);
+      const stored = await storedCatalog(new FileCatalogStore(localStateFolder(config)), config.tenant.name);
       if (!stored) {
         process.stderr.write(
           `No catalog is stored for ${config.tenant.name} yet: the first \`sync\` discovers and stores one (run \`discover\` without --stored to see it now).\n`,

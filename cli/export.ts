@@ -1,13 +1,16 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
 import { writeExportStream, type ExportFile } from '../shared/exports/write';
 import { catalogStreams } from '../shared/catalog';
 import { ConfigError } from '../shared/errors';
 import { selectStreams } from '../shared/streams';
-import { FileSyncStateStore } from '../shared/sync/state';
+import { CATALOG_SETTINGS } from '../shared/catalog/settings';
+import { partOf } from '../shared/config';
+import { FileCatalogStore } from '../shared/state/catalog-store';
+import { localStateFolder } from '../shared/state/local';
 import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
 
@@ -36,9 +39,9 @@ export async function exportCommand(args: string[]): Promise<number> {
     await access.m2m.getToken(); // a set-up problem is said once, before any file is started
     const catalog = await catalogStreams({
       graphql: access.graphql,
-      state: new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state')),
+      state: new FileCatalogStore(localStateFolder(config)),
       tenant: config.tenant.name,
-      streamsFile: config.syncStreamsFile,
+      streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
       now: Date.now,
     });
     let streams;

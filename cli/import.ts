@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createAccessLayer } from '../shared/access';
 import { introspect } from '../shared/catalog/introspect';
+import { partOf } from '../shared/config';
 import { IntegrationError } from '../shared/errors';
 import { applyBatch, type Counts } from '../shared/imports/apply';
 import { loadOperations } from '../shared/imports/operations';
+import { IMPORT_SETTINGS } from '../shared/imports/settings';
 import { parseImportRequest } from '../shared/imports/request';
 import { itemResults } from '../shared/imports/run';
 import { MemoryImportStore } from '../shared/imports/store';
@@ -62,7 +64,7 @@ export async function importCommand(args: string[]): Promise<number> {
         `imports run with an admin's session and ${session ? 'the stored one needs a new sign-in' : 'none is stored'}: run \`tenant-integrations login\` first`,
       );
     // The sandbox's built-in operations where the tenant is the local sandbox, or in development.
-    const operations = await loadOperations(config.imports.operationsFile, {
+    const operations = await loadOperations(partOf(config, IMPORT_SETTINGS).operationsFile, {
       builtIns: config.development || target.source !== 'configured',
     });
     const schema = await introspect(access.graphql).catch((err: unknown) => {
@@ -71,7 +73,7 @@ export async function importCommand(args: string[]): Promise<number> {
     });
     const parsed = parseImportRequest(JSON.stringify({ operation: values.operation, items }), {
       operations,
-      maxItems: config.imports.maxItems,
+      maxItems: partOf(config, IMPORT_SETTINGS).maxItems,
       development: true,
       schema,
     });

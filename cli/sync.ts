@@ -6,7 +6,12 @@ import { streamsOf, syncAll } from '../shared/sync/run';
 import { sinksFor } from '../shared/sinks';
 import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/setup';
-import { FileSyncStateStore } from '../shared/sync/state';
+import { CATALOG_SETTINGS } from '../shared/catalog/settings';
+import { partOf } from '../shared/config';
+import { FileCatalogStore } from '../shared/state/catalog-store';
+import { localStateFolder } from '../shared/state/local';
+import { FileSyncStateStore } from '../shared/sync/file-state';
+import { SYNC_SETTINGS } from '../shared/sync/settings';
 import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';
 import { StreamProgress } from './progress';
@@ -27,10 +32,11 @@ export async function syncCommand(args: string[]): Promise<number> {
   let sink: ChangeSink | undefined;
   try {
     const { config } = target;
-    const select = values.streams ? values.streams.split(',').filter(Boolean) : config.syncStreams;
+    const catalogSettings = partOf(config, CATALOG_SETTINGS);
+    const select = values.streams ? values.streams.split(',').filter(Boolean) : catalogSettings.streams;
     const local = dirname(config.localSecretsFile);
     const access = createAccessLayer(config);
-    const state = new FileSyncStateStore(join(local, 'sync-state'));
+    const state = new FileSyncStateStore(localStateFolder(config));
     try {
       const context = { config, secrets: access.secrets };
       sink = values.sink
@@ -48,12 +54,12 @@ export async function syncCommand(args: string[]): Promise<number> {
     const unfinished = values.full ? undefined : await state.readRun(config.tenant.name);
     const catalog = await runCatalog({
       graphql: access.graphql,
-      state,
+      state: new FileCatalogStore(localStateFolder(config)),
       tenant: config.tenant.name,
-      streamsFile: config.syncStreamsFile,
+      streamsFile: catalogSettings.streamsFile,
       select,
       selectFrom: values.streams ? '--streams' : 'SYNC_STREAMS',
-      schemaChanges: config.schemaChanges,
+      schemaChanges: catalogSettings.schemaChanges,
       now: Date.now,
     }).catch((err: unknown) => {
       if (values.streams && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
@@ -74,7 +80,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       sink,
       full: values.full,
       fullPass: values['full-pass'],
-      passes: config.passes,
+      passes: partOf(config, SYNC_SETTINGS).passes,
       concurrency: SYNC_CONCURRENCY,
       onPage: progress && ((stream, counts, expected) => progress.update(stream, counts, expected)),
     });

@@ -1,21 +1,52 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { appClock } from './clock';
 import { appRoot } from './config/app-root';
-import { loadConfig } from './settings';
+import { ADMIN_FEATURE } from './admin/feature';
+import type { AppConfig } from './config';
+import { DEVICE_LOGIN_FEATURE } from './device-login/feature';
+import { EXPORT_FEATURE } from './exports/feature';
 import type { ExportSetup } from './exports/setup';
-import type { ImportSetup } from './imports/setup';
-import { LOGIN_RUNS } from './device-login/orchestration';
-import { EXPORT_RUNS } from './exports/orchestration';
+import type { DoctorCheck, FeatureModule } from './feature';
 import type { Host } from './host';
-import { IMPORT_RUNS } from './imports/orchestration';
+import { IMPORT_FEATURE } from './imports/feature';
+import type { ImportSetup } from './imports/setup';
 import { appLogger } from './log';
 import { door } from './net/door';
 import { applyAppHeapFlags } from './node-flags';
 import type { RunRecorder } from './runs/recorder';
-import type { RunInstances } from './runs/sweep';
-import { SYNC_RUNS } from './sync/orchestration';
+import { runKindsOf, type RunKind } from './runs/kind';
+import { appSettings } from './settings';
+import { SYNC_FEATURE } from './sync/feature';
 import type { SyncSetup } from './sync/setup';
 import type { Telemetry } from './telemetry/setup';
+
+/**
+ * The app's features, side by side, as the sinks are in `SINKS`: each declares its settings, error codes, kind of
+ * run and doctor checks (shared/feature.ts); its functions are its workflow's file under functions/. Adding one is
+ * its folder, its `feature.ts` and one line here.
+ */
+export const FEATURES: readonly FeatureModule[] = [
+  SYNC_FEATURE,
+  EXPORT_FEATURE,
+  IMPORT_FEATURE,
+  DEVICE_LOGIN_FEATURE,
+  ADMIN_FEATURE,
+];
+
+/** Every setting: the core's, the vocabulary's parts, the sinks' and the features' (docs/configuration.md). */
+export const APP_SETTINGS = appSettings(FEATURES.flatMap((f) => (f.settings ? [f.settings] : [])));
+
+/** Reads every setting once, naming every bad one in a single error (the app, the CLI, the tools). */
+export const loadConfig = (
+  env: Record<string, string | undefined>,
+  options: { cwd?: string } = {},
+): AppConfig => APP_SETTINGS.load(env, options);
+
+/** The kinds of run the features declare. */
+export const RUN_KINDS = runKindsOf(FEATURES.flatMap((f): RunKind[] => (f.runs ? [f.runs] : [])));
+
+/** The features' own set-up checks, which `doctor` runs after the app's. */
+export const FEATURE_CHECKS: readonly DoctorCheck[] = FEATURES.flatMap((f) => f.doctor ?? []);
 
 /**
  * What every function shares, built once per process: configuration read and validated at start-up
@@ -29,8 +60,6 @@ export interface App extends Host {
   exports(): ExportSetup;
   /** Operations, store and ledger of the import webhook, built on first use. */
   imports(): ImportSetup;
-  /** Where each kind of run works (the run history's sweep reads it). */
-  runInstances: RunInstances;
 }
 
 let app: App | undefined;
@@ -72,7 +101,7 @@ export function appContext(): App {
       config,
       logger,
       clock: appClock,
-      runInstances: { sync: SYNC_RUNS, export: EXPORT_RUNS, import: IMPORT_RUNS, login: LOGIN_RUNS },
+      runKinds: RUN_KINDS,
       access: () => {
         const { accessLayer } = require('./access') as typeof import('./access');
         return accessLayer(config, { logger, clock: appClock });
@@ -87,8 +116,8 @@ export function appContext(): App {
         exports ??= exportSetup(config, self.access(), {
           clock: appClock,
           logger,
-          // The catalog the sync keeps: an export reads the same streams.
-          catalog: (require('./sync/state-store') as typeof import('./sync/state-store')).syncStateStore(
+          // The tenant's catalog: an export reads the streams the sync reads.
+          catalog: (require('./state/catalog-store') as typeof import('./state/catalog-store')).catalogStore(
             config,
           ),
           // The run begins in the history (as running) and in its trace as soon as the export is accepted.

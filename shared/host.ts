@@ -2,6 +2,7 @@ import type { AccessLayer } from './access';
 import type { Clock } from './clock';
 import type { AppConfig } from './config';
 import type { LogData, Logger } from './log';
+import type { RunKinds } from './runs/kind';
 import type { RunRecorder } from './runs/recorder';
 
 /**
@@ -15,8 +16,10 @@ export interface Host {
   /** The host's clock (movable in the local host); what every function reads time from. */
   clock: Clock;
   access(): AccessLayer;
-  /** Run summaries of syncs, exports, imports and logins (never fails a run), built on first use. */
+  /** Run summaries of every kind (never fails a run), built on first use. */
   runs(): RunRecorder;
+  /** The kinds of run the features declare. */
+  runKinds: RunKinds;
   /**
    * One invocation's work in its span — a child of its run's span when `fields.runId` names one — with its
    * telemetry sent before it returns (the host may freeze the process right after). `failure` names the code of a

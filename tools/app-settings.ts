@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { settingsSchema } from '../shared/settings';
+import { APP_SETTINGS } from '../shared/app';
 
 /**
  * Which of the app's settings reach it through azd, and how. Bicep writes the function app's whole app-settings list
@@ -64,7 +64,7 @@ export const NOT_IN_AZURE = [
 const fixed = new Set<string>([...BICEP_SETTINGS, ...NOT_IN_AZURE]);
 
 /** The schema's settings an operator sets through the azd environment and main.bicep does not set itself. */
-export const PASSED_THROUGH = Object.keys(settingsSchema.shape).filter((name) => !fixed.has(name));
+export const PASSED_THROUGH = Object.keys(APP_SETTINGS.schema.shape).filter((name) => !fixed.has(name));
 
 /** The passed-through settings the environment holds (empty values are unset, as azd treats them). */
 export function passedThroughSettings(env: Record<string, string | undefined>): Record<string, string> {

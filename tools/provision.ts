@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { loadConfig } from '../shared/settings';
+import { loadConfig } from '../shared/app';
 import { ConfigError } from '../shared/errors';
 import { nextOccurrence, parseNcrontab } from '../shared/ncrontab';
 import { appSettingsParameter, importableVariables, passedThroughSettings } from './app-settings';

@@ -2,13 +2,14 @@ import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import { z } from 'zod';
 import { problem } from '../errors';
 import type { Host } from '../host';
+import { runKindName } from '../runs/summary';
 
 /** What the run-history routes need of their host. */
-export type RunsHost = Pick<Host, 'runs' | 'config'>;
+export type RunsHost = Pick<Host, 'runs' | 'config' | 'runKinds'>;
 
 const listQuery = z
   .object({
-    kind: z.enum(['sync', 'export', 'login', 'import']).optional(),
+    kind: runKindName.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     before: z.iso.datetime().optional(),
   })

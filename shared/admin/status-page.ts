@@ -1,6 +1,6 @@
 import { pageHead } from './layout';
 import { syncNowSection } from './sync-now';
-import type { RunSummary } from '../runs/history';
+import type { RunSummary } from '../runs/summary';
 
 /**
  * The status page: server-rendered HTML with SVG charts — no front-end build, no CDN, and no script but the *Sync
@@ -202,7 +202,7 @@ function schemaNotes(r: RunSummary): string {
 
 /** An import's items: counts, a wait for an admin (and what ends it), the first failures by the caller's key. */
 function importNotes(r: RunSummary): string {
-  const i = r.import;
+  const i = r.items;
   if (!i) return '';
   const waiting = i.waitingForAdmin
     ? `<p class="error" role="note"><strong>Waiting for an admin</strong>${i.person ? ` (${esc(i.person)})` : ''} since ${esc(when(i.waitingForAdmin.since))}: ${esc(i.waitingForAdmin.reason)}. ${i.person ? `${esc(i.person)} must sign in` : 'Sign in'} again on the admin page; the import resumes within a minute.</p>`
@@ -228,7 +228,7 @@ function detail(r: RunSummary) {
     const error = r.error
       ? `<p class="error" role="note"><strong>${esc(r.error.code)}</strong>: ${esc(r.error.message)}</p>${r.error.action ? `<p><strong>What fixes it:</strong> ${esc(r.error.action)}</p>` : ''}`
       : '';
-    return `<details class="run-detail" data-run="${esc(r.id)}"${r.import?.waitingForAdmin || r.import?.waitingForTenant ? ' open' : ''}><summary>Details of import ${esc(r.id)}</summary>
+    return `<details class="run-detail" data-run="${esc(r.id)}"${r.items?.waitingForAdmin || r.items?.waitingForTenant ? ' open' : ''}><summary>Details of import ${esc(r.id)}</summary>
 ${error}${importNotes(r)}
 </details>`;
   }

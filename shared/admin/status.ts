@@ -1,6 +1,6 @@
 import type { Host } from '../host';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
-import type { RunSummary } from '../runs/history';
+import type { RunSummary } from '../runs/summary';
 import { healthReport } from './health';
 import { when, type StatusPart, type StatusView } from './status-page';
 
@@ -18,7 +18,7 @@ function lastRunPart(name: string, run: RunSummary | undefined, none: string): S
 
 /** What the status page shows: each part's health, and the recent runs (never a secret or token). */
 /** What the status page reads: the configuration, the clock, the run history, the access layer (health). */
-export type StatusHost = Pick<Host, 'config' | 'clock' | 'runs' | 'access' | 'logger'>;
+export type StatusHost = Pick<Host, 'config' | 'clock' | 'runs' | 'access' | 'logger' | 'runKinds'>;
 
 export async function statusView(app: StatusHost, adminHref: string): Promise<StatusView> {
   const now = app.clock.now();
@@ -68,18 +68,19 @@ export async function statusView(app: StatusHost, adminHref: string): Promise<St
             detail: `${session}: no admin is signed in, so mutations are unavailable`,
           };
   let next: StatusPart;
+  const schedule = app.runKinds.sync?.schedule?.(app.config) ?? '';
   try {
-    const at = nextOccurrence(parseNcrontab(app.config.syncSchedule), now);
+    const at = nextOccurrence(parseNcrontab(schedule), now);
     next = {
       name: 'Next scheduled sync',
       state: 'ok',
-      detail: `${when(new Date(at).toISOString())} (${app.config.syncSchedule})`,
+      detail: `${when(new Date(at).toISOString())} (${schedule})`,
     };
   } catch {
     next = {
       name: 'Next scheduled sync',
       state: 'fail',
-      detail: `SYNC_SCHEDULE "${app.config.syncSchedule}" is not a valid NCRONTAB`,
+      detail: `SYNC_SCHEDULE "${schedule}" is not a valid NCRONTAB`,
     };
   }
   return {
@@ -93,20 +94,20 @@ export async function statusView(app: StatusHost, adminHref: string): Promise<St
       lastRunPart('Last sync', lastSync, 'no sync yet'),
       next,
       lastRunPart('Last export', lastExport, 'no export yet'),
-      ...(lastImport?.import?.waitingForAdmin && lastImport.outcome === 'running'
+      ...(lastImport?.items?.waitingForAdmin && lastImport.outcome === 'running'
         ? [
             {
               name: 'Import',
               state: 'fail' as const,
-              detail: `import ${lastImport.id} waits for ${lastImport.import.person ?? 'an admin'} to sign in again (the admin page); it resumes within a minute of that`,
+              detail: `import ${lastImport.id} waits for ${lastImport.items.person ?? 'an admin'} to sign in again (the admin page); it resumes within a minute of that`,
             },
           ]
-        : lastImport?.import?.waitingForTenant && lastImport.outcome === 'running'
+        : lastImport?.items?.waitingForTenant && lastImport.outcome === 'running'
           ? [
               {
                 name: 'Import',
                 state: 'warn' as const,
-                detail: `import ${lastImport.id} waits for the tenant to answer again (${lastImport.import.waitingForTenant.reason}); its items not sent go then`,
+                detail: `import ${lastImport.id} waits for the tenant to answer again (${lastImport.items.waitingForTenant.reason}); its items not sent go then`,
               },
             ]
           : [lastRunPart('Last import', lastImport, 'no import yet')]),

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Host } from '../host';
 import { tenantEndpoints } from '../auth/endpoints';
-import { ERRORS, type ErrorCode } from '../errors';
-import type { RunSummary } from '../runs/history';
+import { errorText, type ErrorCode } from '../errors';
+import type { RunSummary } from '../runs/summary';
 import type { SecretStore } from '../secrets/types';
-import { endRunSpan, RUN_SPAN } from '../telemetry';
+import { endRunSpan } from '../telemetry';
 import type { DeviceCode } from './flow';
 import { pollDeviceToken, requestDeviceCode } from './idp';
 import {
   endInputSchema,
+  LOGIN_RUN,
   loginRunSchema,
   pollInputSchema,
   type DeviceCodeTicket,
@@ -64,7 +65,7 @@ export function loginSummary(
     outcome: !finishedAt ? 'running' : view?.state === 'authorised' ? 'succeeded' : 'failed',
     streams: {},
     ...(finishedAt && code
-      ? { error: { code, message: view?.error ?? ERRORS[code].title, action: ERRORS[code].action } }
+      ? { error: { code, message: view?.error ?? errorText(code).title, action: errorText(code).action } }
       : {}),
   };
 }
@@ -111,14 +112,14 @@ export async function forgetActivity(app: Host, input: unknown): Promise<void> {
     const finishedAt = new Date(app.clock.now()).toISOString();
     const summary = loginSummary(run, view, finishedAt);
     const ok = summary.outcome === 'succeeded';
-    app.logger.log(ok ? 'info' : 'warn', ok ? 'device login succeeded' : 'device login failed', {
+    app.logger.log(ok ? 'info' : 'warn', ok ? 'device login succeeded' : LOGIN_RUN.failedRecord, {
       runId: run.runId,
       tenant: app.config.tenant?.name,
       code: summary.error?.code,
     });
     await app.runs().save(summary);
     endRunSpan(
-      RUN_SPAN.login,
+      LOGIN_RUN.span,
       run.runId,
       run.startedAt,
       { kind: 'login', outcome: summary.outcome, state: view.state },

@@ -9,7 +9,7 @@ import {
   type DeviceFlowState,
   type PollOutcome,
 } from './flow';
-import type { RunInstance } from '../runs/sweep';
+import type { RunKind } from '../runs/kind';
 
 /** Names shared by the starter, the orchestrator and its activities: each function registers under one of these. */
 export const DEVICE_LOGIN = {
@@ -24,8 +24,11 @@ export const DEVICE_LOGIN = {
 export const deviceLoginInstanceId = (tenant: string) =>
   `device-login-${tenant.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`;
 
-/** The tenant's one login instance, reused by its logins in turn (the run history's sweep reads it). */
-export const LOGIN_RUNS: RunInstance = {
+/** The device login's kind of run: the tenant's one login instance, reused by its logins in turn. */
+export const LOGIN_RUN: RunKind = {
+  kind: 'login',
+  span: 'device login',
+  failedRecord: 'device login failed',
   instanceId: (_run, tenant) => deviceLoginInstanceId(tenant),
   perRun: false,
 };

@@ -1,7 +1,8 @@
 import type { GraphQLSchema } from 'graphql';
 import type { AccessLayer } from '../access';
 import { tenantEndpoints } from '../auth/endpoints';
-import type { AppConfig } from '../config';
+import { CATALOG_SETTINGS } from '../catalog/settings';
+import { partOf, type AppConfig } from '../config';
 import {
   actionFor,
   bounded,
@@ -217,68 +218,6 @@ const delegatedSession: CheckRun = async ({ access, embeddedSandbox }) => {
 };
 
 /**
- * The import allow-list (IMPORT_OPERATIONS_FILE, else the built-in two): each operation parses and fits the
- * tenant's schema (its mutation fields exist, its variables' types are the schema's), and an admin's session is
- * there to run them. Whether that person may change a given record, only the tenant says, per item.
- */
-const importOperations: CheckRun = async ({ config, access, embeddedSandbox, localSandbox }, signal) => {
-  const { loadOperations, schemaProblems } = await import('../imports/operations');
-  let operations: Awaited<ReturnType<typeof loadOperations>>;
-  try {
-    operations = await loadOperations(config.imports.operationsFile, {
-      builtIns: config.development || localSandbox,
-    });
-  } catch (err) {
-    if (!(err instanceof IntegrationError) || err.code !== 'imports_disabled') throw err;
-    return {
-      state: 'warn',
-      found:
-        'imports are off: IMPORT_OPERATIONS_FILE is not set (the built-in operations are the sandbox’s, loaded only in development)',
-      action:
-        'To allow write-back, name the tenant’s mutations in a file set as IMPORT_OPERATIONS_FILE (docs/import.md; `tenant-integrations discover` proposes them).',
-    };
-  }
-  const { introspect } = await import('../catalog/introspect');
-  const schema = await introspect(access.graphql, { abortSignal: signal }).catch((err: unknown) => {
-    if (err instanceof IntegrationError && err.code === 'introspection_refused') return undefined;
-    throw err;
-  });
-  const misfits = schema
-    ? [...operations.values()].flatMap((o) =>
-        schemaProblems(o, schema)
-          .slice(0, 1)
-          .map((p) => `${o.name}: ${p}`),
-      )
-    : [];
-  const names = [...operations.keys()].join(', ');
-  if (misfits.length)
-    return {
-      state: 'fail',
-      found: `operations that do not fit the tenant's schema — ${misfits.join('; ')}`,
-      action: config.imports.operationsFile
-        ? 'Fix those operations in IMPORT_OPERATIONS_FILE (`tenant-integrations discover` lists the tenant’s mutations).'
-        : 'Write the tenant’s mutations in a file named by IMPORT_OPERATIONS_FILE (docs/import.md): the built-in ones are the sandbox’s.',
-    };
-  if (embeddedSandbox)
-    return {
-      ...LASTING_SESSION,
-      found: `${names} ${schema ? 'fit the schema' : 'parse (introspection refused: not checked against the schema)'}; an embedded sandbox has no admin session to run them`,
-    };
-  const session = await access.delegated.status();
-  if (session?.state !== 'connected')
-    return {
-      state: 'warn',
-      found: `${names} ${schema ? 'fit the schema' : 'parse (introspection refused: not checked against the schema)'}; no admin session to run them`,
-      action:
-        'Sign in on the admin page (/api/manage) or with tenant-integrations login before posting imports.',
-    };
-  return {
-    state: schema ? 'ok' : 'warn',
-    found: `${names} ${schema ? 'fit the tenant’s schema' : 'parse (introspection refused: not checked against the schema)'}; run as ${session.username}`,
-  };
-};
-
-/**
  * The catalog held against the tenant's schema: one check per stream, naming each field that is gone and each
  * the stream does not read (SYNC_STREAMS_FILE, else the stored catalog; none yet is what the first run discovers).
  */
@@ -296,9 +235,10 @@ async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Promise<C
   const { introspect } = await import('../catalog/introspect');
   const { driftOf } = await import('../catalog/drift');
   const { selectStreams } = await import('../streams');
-  const { syncStateStore } = await import('../sync/state-store');
+  const { catalogStore } = await import('../state/catalog-store');
   const tenant = ctx.access.tenant.name;
-  const state = syncStateStore(ctx.config);
+  const state = catalogStore(ctx.config);
+  const settings = partOf(ctx.config, CATALOG_SETTINGS);
   let schema: GraphQLSchema | undefined;
   let refused = false;
   try {
@@ -307,7 +247,7 @@ async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Promise<C
     if (!(err instanceof IntegrationError && err.code === 'introspection_refused')) throw err;
     refused = true;
   }
-  const file = ctx.config.syncStreamsFile;
+  const file = settings.streamsFile;
   const stored = file ? undefined : await storedCatalog(state, tenant);
   if (!file && !stored) {
     if (refused)
@@ -344,7 +284,7 @@ async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Promise<C
           })
         ).streams
       : (stored?.streams ?? []),
-    ctx.config.syncStreams,
+    settings.streams,
   );
   const where = file ? `SYNC_STREAMS_FILE ${file}` : 'the stored catalog';
   if (refused) return firstPages(ctx, streams, where, signal);
@@ -458,7 +398,6 @@ const CHECKS: ReadonlyArray<readonly [string, CheckRun]> = [
   ['read-only credential', readOnly],
   ['storage', storage],
   ['delegated session', delegatedSession],
-  ['import operations', importOperations],
 ];
 
 /** Runs every check, then each configured sink's own; `configuration` is assumed valid (the caller reports a ConfigError). */
@@ -509,7 +448,7 @@ export async function runDoctor(
     });
   }
   const sinkContext = { config, secrets: access.secrets };
-  for (const spec of config.syncSinks)
+  for (const spec of config.sinkSpecs)
     await run(`sink ${spec.kind}`, (_ctx, signal) =>
       (sinkModule(spec.kind) as SinkModule).doctor(spec, sinkContext, signal),
     );

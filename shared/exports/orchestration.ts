@@ -2,7 +2,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { EXPORT_FORMATS } from './formats';
 import { REQUEST_ID } from '../ids';
-import type { RunInstance } from '../runs/sweep';
+import type { RunKind } from '../runs/kind';
 
 export const EXPORT = {
   orchestrator: 'exportRun',
@@ -17,8 +17,14 @@ export const EXPORT_CONCURRENCY = 3;
 
 export const exportInstanceId = (id: string) => `export-${id}`;
 
-/** An export's own instance (the run history's sweep reads it). */
-export const EXPORT_RUNS: RunInstance = { instanceId: (run) => exportInstanceId(run.id), perRun: true };
+/** The export's kind of run: each in its own instance. */
+export const EXPORT_RUN: RunKind = {
+  kind: 'export',
+  span: 'export run',
+  failedRecord: 'export failed',
+  instanceId: (run) => exportInstanceId(run.id),
+  perRun: true,
+};
 
 export const exportInputSchema = z.object({
   id: z.string().regex(REQUEST_ID),

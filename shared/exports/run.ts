@@ -4,11 +4,12 @@ import { guardedPost } from '../net/callback';
 import { z } from 'zod';
 import type { ExportHost, ExportSetup } from './setup';
 import { exportSummary } from './summary';
-import { endRunSpan, RUN_SPAN } from '../telemetry';
+import { endRunSpan } from '../telemetry';
 import {
   exportInputSchema,
   exportStateSchema,
   streamOutcomeSchema,
+  EXPORT_RUN,
   streamTaskSchema,
   type ExportInput,
   type ExportState,
@@ -188,10 +189,14 @@ async function endExport(
   const summary = exportSummary(input, outcomes, finishedAt, error);
   if (summary.outcome === 'failed')
     // An alert rule in infra/ reads this record: its message and fields are part of the contract.
-    app.logger.log('warn', 'export failed', { runId: input.id, tenant: input.tenant, code: 'export_failed' });
+    app.logger.log('warn', EXPORT_RUN.failedRecord, {
+      runId: input.id,
+      tenant: input.tenant,
+      code: 'export_failed',
+    });
   await app.runs().save(summary);
   endRunSpan(
-    RUN_SPAN.export,
+    EXPORT_RUN.span,
     input.id,
     input.requestedAt,
     { tenant: input.tenant, kind: 'export', outcome: summary.outcome, count: input.streams.length },

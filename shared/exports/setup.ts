@@ -1,11 +1,13 @@
 import type { AccessLayer } from '../access';
 import { keptFor } from '../cache';
 import type { Clock } from '../clock';
-import type { AppConfig } from '../config';
+import { partOf, type AppConfig } from '../config';
 import type { Host } from '../host';
 import type { Logger } from '../log';
 import { blobService, delegationService } from '../state/blob-service';
 import { catalogStreams, type CatalogStore } from '../catalog';
+import { CATALOG_SETTINGS } from '../catalog/settings';
+import { EXPORT_SETTINGS } from './settings';
 import type { StreamDefinition } from '../streams';
 import { IdempotencyKeys, ledgerTable } from '../state/idempotency';
 import { ExportSlots } from './ledger';
@@ -49,12 +51,13 @@ export function exportSetup(
   options: {
     clock: Clock;
     logger: Logger;
-    /** Where the tenant's catalog is kept (the sync keeps it; an export reads the same one). */
+    /** Where the tenant's catalog is kept (shared/state/catalog-store.ts): an export reads the sync's streams. */
     catalog: CatalogStore;
     accepted?: (input: ExportInput) => Promise<void>;
   },
 ): ExportSetup {
-  const requestSecretName = config.exportsRequestSecretName;
+  const settings = partOf(config, EXPORT_SETTINGS);
+  const requestSecretName = settings.requestSecretName;
   let delegation: ReturnType<typeof delegationService> | undefined;
   // One read of the catalog serves every request for a minute: a burst of requests before the first sync would
   // otherwise each discover the tenant's schema (and a failed read is not kept).
@@ -63,7 +66,7 @@ export function exportSetup(
       graphql: access.graphql,
       state: options.catalog,
       tenant: access.tenant.name,
-      streamsFile: config.syncStreamsFile,
+      streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
       now: () => options.clock.now(),
       logger: options.logger,
     }).then((c) => c.streams),
@@ -74,7 +77,7 @@ export function exportSetup(
     storage: new ExportStorage(blobService(config), () => (delegation ??= delegationService(config))),
     keys: new IdempotencyKeys(ledgerTable(config, 'exports')),
     slots: new ExportSlots(ledgerTable(config, 'exports')),
-    maxConcurrent: config.exportsMaxConcurrent,
+    maxConcurrent: settings.maxConcurrent,
     sliceSeconds: config.activitySliceSeconds,
     development: config.development,
     requestSecret: requestSecretName ? () => access.secrets.get(requestSecretName) : undefined,

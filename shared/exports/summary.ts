@@ -1,6 +1,6 @@
 import { noCounts } from '../changes';
 import { actionFor } from '../errors';
-import { finishedFields, type RunSummary } from '../runs/history';
+import { finishedFields, type RunSummary } from '../runs/summary';
 import { extensionOf } from './formats';
 import type { ExportInput, StreamOutcome } from './orchestration';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { REQUEST_ID } from '../ids';
 import type { ApplyResult, Counts } from './apply';
 import { type ErrorCode } from '../errors';
-import type { RunInstance } from '../runs/sweep';
+import type { RunKind } from '../runs/kind';
 
 export const IMPORT = {
   orchestrator: 'importRun',
@@ -16,8 +16,14 @@ export const IMPORT = {
 
 export const importInstanceId = (id: string) => `import-${id}`;
 
-/** An import's own instance (the run history's sweep reads it). */
-export const IMPORT_RUNS: RunInstance = { instanceId: (run) => importInstanceId(run.id), perRun: true };
+/** The import's kind of run: each in its own instance. */
+export const IMPORT_RUN: RunKind = {
+  kind: 'import',
+  span: 'import run',
+  failedRecord: 'import failed',
+  instanceId: (run) => importInstanceId(run.id),
+  perRun: true,
+};
 export const IMPORT_ID = REQUEST_ID;
 
 /** How often an import waiting for an admin looks at the session again. */

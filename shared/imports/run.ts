@@ -3,9 +3,15 @@ import type { ImportHost, ImportSetup } from './setup';
 import { guardedPost } from '../net/callback';
 import { SignedPoster } from '../net/webhook';
 import { importSummary } from './summary';
-import { endRunSpan, RUN_SPAN } from '../telemetry';
+import { endRunSpan } from '../telemetry';
 import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
-import { importInputSchema, importStateSchema, type ImportState, type SessionCheck } from './orchestration';
+import {
+  IMPORT_RUN,
+  importInputSchema,
+  importStateSchema,
+  type ImportState,
+  type SessionCheck,
+} from './orchestration';
 import { batchDigest, type ImportBatch, type ImportStore, type ItemState } from './store';
 import { IntegrationError, type ErrorCode } from '../errors';
 import { errorCodeSchema } from '../error-codes';
@@ -161,7 +167,7 @@ export async function importFinishActivity(app: ImportHost, raw: unknown): Promi
     const summary = importSummary(input, counts, { finishedAt, failures: failuresOf(results), error });
     if (summary.outcome === 'failed')
       // An alert rule in infra/ reads this record: its message and fields are part of the contract.
-      app.logger.log('warn', 'import failed', {
+      app.logger.log('warn', IMPORT_RUN.failedRecord, {
         runId: input.id,
         tenant: input.tenant,
         code: summary.error?.code,
@@ -172,7 +178,7 @@ export async function importFinishActivity(app: ImportHost, raw: unknown): Promi
     await setup.store.end(input.id, finishedAt);
     await setup.expireEnded();
     endRunSpan(
-      RUN_SPAN.import,
+      IMPORT_RUN.span,
       input.id,
       input.requestedAt,
       { tenant: input.tenant, kind: 'import', outcome: summary.outcome, count: input.total },

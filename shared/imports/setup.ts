@@ -3,7 +3,7 @@ import type { AccessLayer } from '../access';
 import { introspect } from '../catalog/introspect';
 import { keptFor } from '../cache';
 import type { Clock } from '../clock';
-import type { AppConfig } from '../config';
+import { partOf, type AppConfig } from '../config';
 import { ConfigError, IntegrationError } from '../errors';
 import { IdempotencyKeys, ledgerTable } from '../state/idempotency';
 import type { Host } from '../host';
@@ -13,6 +13,7 @@ import { tableClient } from '../state/table-service';
 import type { SessionMetadata } from '../state/session-metadata';
 import { loadOperations, type ImportOperation } from './operations';
 import type { ImportInput } from './orchestration';
+import { IMPORT_SETTINGS } from './settings';
 import { AzureImportStore, type ImportBatch, type ImportStore } from './store';
 
 /** The import webhook's parts, built once per process from configuration. */
@@ -62,11 +63,12 @@ export function importSetup(
     throw new ConfigError([
       'AzureWebJobsStorage: not set (nor AzureWebJobsStorage__tableServiceUri); imports need table storage',
     ]);
-  const requestSecretName = config.imports.requestSecretName;
+  const settings = partOf(config, IMPORT_SETTINGS);
+  const requestSecretName = settings.requestSecretName;
   const store = new AzureImportStore(table, blobService(config));
   let lastExpiryMs = Number.NEGATIVE_INFINITY;
   const operations = keptFor(SCHEMA_CACHE_MS, options.clock, () =>
-    loadOperations(config.imports.operationsFile, { builtIns: config.development }),
+    loadOperations(settings.operationsFile, { builtIns: config.development }),
   );
   return {
     tenant: access.tenant.name,
@@ -94,7 +96,7 @@ export function importSetup(
       if (now - lastExpiryMs < 3_600_000) return;
       lastExpiryMs = now;
       try {
-        const cutoff = new Date(now - config.imports.retentionDays * 86_400_000).toISOString();
+        const cutoff = new Date(now - settings.retentionDays * 86_400_000).toISOString();
         const count = await store.expire(cutoff);
         if (count) options.logger.log('info', 'import data expired', { count });
       } catch (err) {
@@ -104,8 +106,8 @@ export function importSetup(
       }
     },
     keys: new IdempotencyKeys(ledgerTable(config, 'imports')),
-    maxItems: config.imports.maxItems,
-    adminWaitMs: config.imports.adminWaitMs,
+    maxItems: settings.maxItems,
+    adminWaitMs: settings.adminWaitMs,
     ...(requestSecretName ? { requestSecret: () => access.secrets.get(requestSecretName) } : {}),
     development: config.development,
     callbackSecret: () => access.secrets.get(config.downstreamWebhookSecretName),

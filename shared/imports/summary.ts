@@ -1,5 +1,5 @@
 import { actionFor, type ErrorCode } from '../errors';
-import { finishedFields, type RunSummary } from '../runs/history';
+import { finishedFields, type RunSummary } from '../runs/summary';
 import type { Counts } from './apply';
 import type { ImportInput } from './orchestration';
 
@@ -43,7 +43,7 @@ export function importSummary(
     outcome: !options.finishedAt ? 'running' : error ? 'failed' : 'succeeded',
     streams: {},
     ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
-    import: {
+    items: {
       operation: input.operation,
       total: input.total,
       ...counts,

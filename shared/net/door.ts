@@ -1,5 +1,5 @@
 import type { HttpResponseInit } from '@azure/functions';
-import { codeOf, ERRORS, IntegrationError, problem, type ErrorCode } from '../errors';
+import { codeOf, errorText, IntegrationError, problem, type ErrorCode } from '../errors';
 import { stderrLogger, type Logger } from '../log';
 
 /**
@@ -21,16 +21,6 @@ const DEPENDENCY_DOWN: ReadonlySet<ErrorCode> = new Set([
   'upstream_unavailable',
   'upstream_timeout',
   'service_unavailable',
-]);
-
-/** Codes of a set-up the operator fixes: their messages name the setting, secret or file. */
-const SETUP: ReadonlySet<ErrorCode> = new Set([
-  'config_invalid',
-  'secret_not_found',
-  'credential_rejected',
-  'operations_invalid',
-  'catalog_invalid',
-  'read_only_credential',
 ]);
 
 /** Node's and axios' names for a connection that failed: the durable store or another local service is down. */
@@ -58,10 +48,11 @@ export function failureAnswer(err: unknown, what: string, invocationId?: string)
     return problem(
       503,
       'service_unavailable',
-      `the ${what} request could not be answered: ${ERRORS[code].title.toLowerCase()}; retry shortly`,
+      `the ${what} request could not be answered: ${errorText(code).title.toLowerCase()}; retry shortly`,
       { headers: { 'retry-after': '10' } },
     );
-  if (SETUP.has(code) && err instanceof IntegrationError)
+  // A set-up the operator fixes: its message names the setting, secret or file.
+  if (errorText(code).setup && err instanceof IntegrationError)
     return problem(503, code, err.message, { headers: { 'retry-after': '60' } });
   return problem(
     500,

@@ -2,150 +2,15 @@ import type { TableClient } from '@azure/data-tables';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { streamCountsSchema } from '../changes';
-import { bounded } from '../errors';
-import { errorCodeSchema } from '../error-codes';
 import { lazyTable } from '../state/lazy';
+import { boundedSummary, runSummarySchema, type RunSummary } from './summary';
 
 /**
- * Run history: one summary per sync run and per export, in the app's own Table storage, so an operator can
- * see every unattended run (GET /api/manage/runs, the status page). Never a record, token or secret: counts,
- * times, and an error's code, message and the action that fixes it.
+ * The run history: one summary per run of every kind, in the app's own Table storage (a JSON file for the CLI
+ * without storage), newest first.
  */
-/** What a sync found about the tenant's schema (shared/catalog/): fields not synced, changes adopted. */
-export const schemaFindingsSchema = z.object({
-  added: z.record(z.string(), z.array(z.string())).optional(),
-  changes: z
-    .array(z.object({ stream: z.string(), added: z.array(z.string()), removed: z.array(z.string()) }))
-    .optional(),
-  introspection: z.boolean().optional(),
-});
-
-/** A stream's page size lowered because the tenant refused its own (shared/graphql/limits.ts), and which limit. */
-export const loweredPageSizeSchema = z.object({ size: z.number().int().min(1), limit: z.string().max(200) });
-export type LoweredPageSize = z.infer<typeof loweredPageSizeSchema>;
-
-export const runSummarySchema = z.object({
-  id: z.string().min(1).max(200),
-  kind: z.enum(['sync', 'export', 'login', 'import']),
-  trigger: z.enum(['schedule', 'manual', 'resumed', 'request']),
-  startedAt: z.iso.datetime(),
-  finishedAt: z.iso.datetime().optional(),
-  outcome: z.enum(['running', 'succeeded', 'failed']),
-  durationMs: z.number().int().min(0).optional(),
-  streams: z.record(
-    z.string(),
-    streamCountsSchema.extend({
-      ok: z.boolean(),
-      durationMs: z.number().int().min(0).optional(),
-      error: z.string().optional(),
-      errorCode: errorCodeSchema.optional(),
-      /** A sync stream's pass: every record read, or only those changed since the last one. */
-      pass: z.enum(['full', 'incremental']).optional(),
-      pageSize: loweredPageSizeSchema.optional(),
-      /** Read newest first, and the tenant did not keep the order: the pass read on; the next is a full one. */
-      orderNotKept: z.literal(true).optional(),
-    }),
-  ),
-  tokenRequests: z.number().int().min(0).optional(),
-  error: z.object({ code: errorCodeSchema, message: z.string(), action: z.string().optional() }).optional(),
-  /** A resumed run's earlier endings: each failure that stopped it before, newest last (at most five). */
-  interruptions: z
-    .array(z.object({ at: z.string(), code: errorCodeSchema, message: z.string() }))
-    .max(5)
-    .optional(),
-  sinks: z.string().optional(),
-  /** A sync's view of the tenant's schema: fields it has that a stream does not read; changes adopted. */
-  schema: schemaFindingsSchema.optional(),
-  /** An import's operation, its items' outcomes, the first failures (key and the tenant's message), and a wait. */
-  import: z
-    .object({
-      operation: z.string(),
-      total: z.number().int(),
-      applied: z.number().int(),
-      failed: z.number().int(),
-      /** Sent, answer lost (absent in summaries written before the state existed). */
-      outcome_unknown: z.number().int().optional(),
-      skipped: z.number().int(),
-      pending: z.number().int(),
-      /** The admin whose session applies it. */
-      person: z.string().optional(),
-      failures: z
-        .array(z.object({ key: z.string(), code: errorCodeSchema.optional(), message: z.string() }))
-        .max(20),
-      waitingForAdmin: z.object({ since: z.string(), reason: z.string() }).optional(),
-      waitingForTenant: z.object({ since: z.string(), reason: z.string() }).optional(),
-    })
-    .optional(),
-});
-export type RunSummary = z.infer<typeof runSummarySchema>;
-export type RunKind = RunSummary['kind'];
-
-/** A run's end and how long it took, as every kind's summary records them. */
-export const finishedFields = (startedAt: string, finishedAt: string) => ({
-  finishedAt,
-  durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
-});
-
-/**
- * Table storage keeps at most 32 K characters in one property: a summary is stored as one. Error texts are bounded
- * first (the run's, each stream's, each interruption's); should the summary still be too long, the streams' error
- * texts go, then the interruptions. Never the outcome, the counts or the run's own error code and action.
- */
-export const MAX_SUMMARY_CHARS = 30_000;
-
-export function boundedSummary(summary: RunSummary): RunSummary {
-  let s: RunSummary = {
-    ...summary,
-    ...(summary.error ? { error: { ...summary.error, message: bounded(summary.error.message) } } : {}),
-    streams: Object.fromEntries(
-      Object.entries(summary.streams).map(([name, c]) => [
-        name,
-        c.error ? { ...c, error: bounded(c.error, 500) } : c,
-      ]),
-    ),
-    ...(summary.interruptions
-      ? { interruptions: summary.interruptions.map((i) => ({ ...i, message: bounded(i.message, 500) })) }
-      : {}),
-  };
-  if (JSON.stringify(s).length > MAX_SUMMARY_CHARS)
-    s = {
-      ...s,
-      streams: Object.fromEntries(
-        Object.entries(s.streams).map(([name, c]) => [name, { ...c, error: undefined }]),
-      ),
-    };
-  if (JSON.stringify(s).length > MAX_SUMMARY_CHARS) s = { ...s, interruptions: undefined };
-  return s;
-}
-
-/**
- * The least a run's summary says — what it was, when, and how it ended, with its error's code and action — for when
- * the whole one could not be written: a run that started always ends in the history.
- */
-export function minimalSummary(summary: RunSummary): RunSummary {
-  return {
-    id: summary.id,
-    kind: summary.kind,
-    trigger: summary.trigger,
-    startedAt: summary.startedAt,
-    ...(summary.finishedAt ? { finishedAt: summary.finishedAt, durationMs: summary.durationMs } : {}),
-    outcome: summary.outcome,
-    streams: {},
-    ...(summary.error
-      ? {
-          error: {
-            code: summary.error.code,
-            message: bounded(summary.error.message, 300),
-            ...(summary.error.action ? { action: summary.error.action } : {}),
-          },
-        }
-      : {}),
-  };
-}
-
 export interface RunQuery {
-  kind?: RunKind;
+  kind?: string;
   /** Newest first; at most this many (1–100). */
   limit: number;
   /** Only runs that started before this instant (the previous page's last `startedAt`). */

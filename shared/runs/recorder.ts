@@ -1,7 +1,8 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import { inSpan } from '../telemetry';
-import { minimalSummary, type RunHistory, type RunSummary } from './history';
+import type { RunHistory } from './history';
+import { minimalSummary, type RunSummary } from './summary';
 
 /**
  * Writes run summaries without ever failing the run: a storage error is logged and the run goes on. Runs older

@@ -1,39 +1,21 @@
 import type { DurableClient } from 'durable-functions';
 import { isRunning, readInstance } from '../durable';
-import { ERRORS } from '../errors';
+import { errorText } from '../errors';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { RunRecorder } from './recorder';
-import { endRunSpan, RUN_SPAN } from '../telemetry';
-import type { RunKind, RunSummary } from './history';
+import { endRunSpan } from '../telemetry';
+import type { RunKinds } from './kind';
+import type { RunSummary } from './summary';
 
-/**
- * Where a kind of run works: its orchestration instance's id, and whether that instance is the run's own (an export,
- * an import) or the tenant's, reused by its runs in turn (the sync, the device login). Each feature knows its own;
- * the composition root (shared/app.ts) gathers them, so the history knows no feature.
- */
-export interface RunInstance {
-  instanceId(run: RunSummary, tenant: string): string;
-  perRun: boolean;
-}
-export type RunInstances = Record<RunKind, RunInstance>;
-
-/** What the sweep needs of its host (shared/host.ts's, and where each kind of run works). */
+/** What the sweep needs of its host (shared/host.ts's, and the kinds of run the app has). */
 export interface SweepHost {
   clock: Clock;
   logger: Logger;
   access(): { tenant: { name: string } };
   runs(): RunRecorder;
-  runInstances: RunInstances;
+  runKinds: RunKinds;
 }
-
-/** The log record each kind's failure carries: what the alert rules in infra/ count (shared/log/alerts.ts). */
-const FAILED_RECORD: Record<RunSummary['kind'], string> = {
-  sync: 'sync run failed',
-  export: 'export failed',
-  login: 'device login failed',
-  import: 'import failed',
-};
 
 /** Whether the instance working on `run` is still working on it (a tenant's instance may be on a later run). */
 function stillWorking(
@@ -50,7 +32,7 @@ function stillWorking(
  * Accounts for runs that started but whose orchestration stopped without ending them — terminated, or stopped
  * where even its own failure path could not write: each becomes failed in the run history (`run_stopped`), its
  * failure record is logged (so its alert fires) and its trace ends. Runs younger than `graceMs` are left alone:
- * their instance may not have reported yet. Called before each sync starts; never fails the caller.
+ * their instance may not have reported yet. Called before each scheduled run starts; never fails the caller.
  */
 export async function sweepStoppedRuns(
   client: DurableClient,
@@ -65,9 +47,10 @@ export async function sweepStoppedRuns(
       (r) => r.outcome === 'running' && now - Date.parse(r.startedAt) > (options.graceMs ?? 60_000),
     );
     for (const run of open) {
-      const where = app.runInstances[run.kind];
-      const instance = await readInstance(client, where.instanceId(run, tenant));
-      if (stillWorking(run, instance, where.perRun)) continue;
+      const where = app.runKinds[run.kind];
+      // A kind this app no longer runs: nothing works on it any more.
+      const instance = where && (await readInstance(client, where.instanceId(run, tenant)));
+      if (where && stillWorking(run, instance, where.perRun)) continue;
       const finishedAt = new Date(now).toISOString();
       const how = instance
         ? `was ${instance.runtimeStatus.toLowerCase()}${typeof instance.output === 'string' && instance.output ? ` (${instance.output.slice(0, 200)})` : ''}`
@@ -80,12 +63,12 @@ export async function sweepStoppedRuns(
         error: {
           code: 'run_stopped',
           message: `the orchestration ${how} before the run ended`,
-          action: ERRORS.run_stopped.action,
+          action: errorText('run_stopped').action,
         },
       });
-      app.logger.log('warn', FAILED_RECORD[run.kind], { runId: run.id, tenant, code: 'run_stopped' });
+      if (where) app.logger.log('warn', where.failedRecord, { runId: run.id, tenant, code: 'run_stopped' });
       endRunSpan(
-        RUN_SPAN[run.kind],
+        where?.span ?? `${run.kind} run`,
         run.id,
         run.startedAt,
         { tenant, kind: run.kind, outcome: 'failed' },

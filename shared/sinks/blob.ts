@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import type { SyncFormat } from '../config';
+import { partOf } from '../config';
+import { SINK_OUTPUT, type SyncFormat } from './output';
 import { blockMd5 } from '../state/blocks';
 import { lazyContainer } from '../state/lazy';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
@@ -130,8 +131,8 @@ export const blobSink: SinkModule = {
   create: (_spec, context) =>
     new BlobSink(
       context.blobService?.() ?? storageService().blobService(context.config),
-      context.config.syncFormat,
-      context.config.rejectedRecords,
+      partOf(context.config, SINK_OUTPUT).format,
+      partOf(context.config, SINK_OUTPUT).rejectedRecords,
     ),
   // Reaching Blob Storage with the app's identity is the storage check's; nothing else is the sink's own.
   doctor: async () => ({ state: 'ok', found: 'Blob Storage: see the storage check' }),

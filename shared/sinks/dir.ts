@@ -3,7 +3,8 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { SyncFormat } from '../config';
+import { partOf } from '../config';
+import { SINK_OUTPUT, type SyncFormat } from './output';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
@@ -106,8 +107,8 @@ export const dirSink: SinkModule = {
   create: (spec, context) =>
     new DirectorySink(
       folderOf(spec.argument, context.cwd),
-      context.config.syncFormat,
-      context.config.rejectedRecords,
+      partOf(context.config, SINK_OUTPUT).format,
+      partOf(context.config, SINK_OUTPUT).rejectedRecords,
     ),
   async doctor(spec, context) {
     const dir = folderOf(spec.argument, context.cwd);

@@ -47,7 +47,7 @@ export const SINK_SETTINGS: Record<string, z.ZodType> = {
     description: `Where changes go: ${SINK_USAGE}, comma-separated; each is checked at start-up for the settings it needs.`,
     default: '`blob`',
     usedBy: 'sync',
-    group: 'sync',
+    group: 'sinks',
   }),
   ...Object.assign({}, ...SINKS.map((m) => m.settings?.shape ?? {})),
 };
@@ -60,7 +60,7 @@ export function readSinks(
   s: Record<string, unknown>,
   around: Omit<SinksAround, 'sinks'>,
 ): {
-  syncSinks: SinkSpec[];
+  sinkSpecs: SinkSpec[];
   sinks: Record<string, unknown>;
   problems: Array<[setting: string, message: string]>;
 } {
@@ -72,10 +72,10 @@ export function readSinks(
     if (own !== undefined) sinks[m.kind] = own;
   }
   const text = s.SYNC_SINKS as string | undefined;
-  if (!text) return { syncSinks: [{ kind: 'blob' }], sinks, problems };
+  if (!text) return { sinkSpecs: [{ kind: 'blob' }], sinks, problems };
   const parsed = parseSinks(text, { ...around, sinks });
   for (const p of parsed.problems) problems.push(['SYNC_SINKS', p]);
-  return { syncSinks: parsed.specs, sinks, problems };
+  return { sinkSpecs: parsed.specs, sinks, problems };
 }
 
 /** One entry's problem, or its spec: `kind` or `kind:argument`, the argument checked by the sink's own schema. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
 import { z } from 'zod';
-import { isLoopback, optional, secretName, type AppConfig } from '../config';
+import { isLoopback, optional, partOf, secretName, type AppConfig } from '../config';
 import { IntegrationError, SecretNotFound } from '../errors';
 import { azureCredential } from '../secrets/credential';
 import {
@@ -14,6 +14,7 @@ import {
   shownId,
   sortOut,
 } from '../changes';
+import { SINK_OUTPUT } from './output';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
 
 /**
@@ -469,38 +470,38 @@ const settings = {
       'Where the `postgres` sink writes, as `postgresql://user@host:port/database` — never with a password (the server asks for one: it comes from the secret store). A host that is not loopback needs `?sslmode=verify-full` (`&sslrootcert=FILE` for a private CA).',
     default: 'unset',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_HOST: optional(z.string().regex(/^[\w.-]+$/, 'a host name')).meta({
     description:
       'Azure Database for PostgreSQL host; the app signs in with its managed identity (Microsoft Entra token as the password).',
     default: 'unset',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_DATABASE: optional(z.string().min(1).max(63)).meta({
     description: 'Database on `POSTGRES_HOST`.',
     default: '`postgres`',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_USER: optional(z.string().min(1).max(128)).meta({
     description: 'The Entra role on `POSTGRES_HOST`: the managed identity’s name.',
     default: 'unset',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_SCHEMA: optional(z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case identifier')).meta({
     description: 'Schema of the sink’s tables (one per stream), created when missing.',
     default: '`tenant_<tenant>`',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_SOFT_DELETE: optional(z.enum(['true', 'false'])).meta({
     description: '`true`: a deleted record keeps its row with `deleted_at` set, instead of being removed.',
     default: '`false`',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_BATCH_ROWS: optional(
     z.coerce.number().int('a whole number').min(1, 'at least 1').max(100_000, 'at most 100000'),
@@ -509,7 +510,7 @@ const settings = {
       'Records the sink gathers from consecutive pages before storing them in one transaction (one `COPY` for new records); the sync checkpoints a page once it is stored. Fewer: rows appear sooner during a long pass; more: faster, more memory.',
     default: '`5000`',
     usedBy: 'sync (postgres sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   POSTGRES_PASSWORD_SECRET_NAME: optional(secretName).meta({
     description:
@@ -697,7 +698,7 @@ export const postgresSink: SinkModule = {
     const sink = new PostgresSink(() => (pool ??= given?.() ?? postgresPool(config, secrets)), {
       schema: pg?.schema ?? defaultSchema(config.tenant?.name ?? 'sandbox'),
       softDelete: pg?.softDelete ?? false,
-      rejected: config.rejectedRecords,
+      rejected: partOf(config, SINK_OUTPUT).rejectedRecords,
       batchRows: pg?.batchRows,
     });
     // A pool it was given belongs to whoever gave it; one it made is ended here (idle connections would keep a

@@ -59,7 +59,7 @@ const settings = {
     description: 'Where the `webhook` sink POSTs (https; http only on loopback).',
     default: 'unset',
     usedBy: 'sync (webhook sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
 };
 

@@ -19,6 +19,21 @@ export function blobService(
   config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
   credential?: TokenCredential,
 ): BlobServiceClient {
+  // One client per configuration, whoever asks (the sync's state, the catalog, exports, imports, the sinks).
+  if (!credential) {
+    let client = services.get(config);
+    if (!client) services.set(config, (client = newBlobService(config)));
+    return client;
+  }
+  return newBlobService(config, credential);
+}
+
+const services = new WeakMap<object, BlobServiceClient>();
+
+function newBlobService(
+  config: Pick<AppConfig, 'storageConnection' | 'storageServiceUris' | 'azureClientId'>,
+  credential?: TokenCredential,
+): BlobServiceClient {
   if (config.storageConnection) return sdk().BlobServiceClient.fromConnectionString(config.storageConnection);
   const url = config.storageServiceUris?.blob;
   if (url) return new (sdk().BlobServiceClient)(url, credential ?? azureCredential(config));

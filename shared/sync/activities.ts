@@ -1,13 +1,14 @@
 import type { SyncHost } from './setup';
 import { codeOf } from '../errors';
 import { interruptionsAfter, syncSummary } from './summary';
-import { endRunSpan, RUN_SPAN } from '../telemetry';
+import { endRunSpan } from '../telemetry';
 import { noCounts } from '../changes';
 import {
   beginInputSchema,
   failInputSchema,
   finishInputSchema,
   sliceInputSchema,
+  SYNC_RUN,
   type BeginResult,
   type SyncPlan,
   type RunError,
@@ -162,7 +163,7 @@ async function endRun(
   });
   const ok = summary.outcome === 'succeeded';
   // The alert rules in infra/ read these records: their message and fields are part of the contract.
-  app.logger.log(ok ? 'info' : 'warn', ok ? 'sync run completed' : 'sync run failed', {
+  app.logger.log(ok ? 'info' : 'warn', ok ? 'sync run completed' : SYNC_RUN.failedRecord, {
     runId: run.runId,
     tenant,
     count: results.filter((r) => !r.ok).length,
@@ -171,7 +172,7 @@ async function endRun(
   await app.runs().save(summary);
   const totals = results.reduce((t, r) => ({ records: t.records + r.counts.read }), { records: 0 });
   endRunSpan(
-    RUN_SPAN.sync,
+    SYNC_RUN.span,
     run.runId,
     run.startedAt,
     {
@@ -223,7 +224,7 @@ export async function syncFailActivity(app: SyncHost, input: unknown): Promise<v
     await endRun(app, run, results, {
       trigger,
       finishedAt: new Date(app.clock.now()).toISOString(),
-      sinks: app.config.syncSinks.map((s) => s.kind).join(' + '),
+      sinks: app.config.sinkSpecs.map((s) => s.kind).join(' + '),
       error,
     });
   });

@@ -2,10 +2,10 @@ import type { Clock } from '../clock';
 import type { ErrorCode } from '../errors';
 import type { Logger } from '../log';
 import type { StreamCounts } from '../changes';
-import type { LoweredPageSize } from '../runs/history';
+import type { LoweredPageSize } from '../runs/summary';
 import type { ChangeSink } from '../sinks';
 import type { PassKind, PassPolicy } from './passes';
-import type { SyncStateStore } from './state';
+import type { SyncStateStore } from './sync-state';
 
 /** What a sync run works with, and what one stream's pass comes to: shared by the run and a stream's phases. */
 export interface SyncContext {

@@ -4,7 +4,7 @@ import { keyPaths, type StreamDefinition } from '../streams';
 import { encodeRecord, logEntries } from './checkpoint';
 import { catalogDigest, unseenFor } from './passes';
 import { snapshotHeader, type SnapshotMeta } from './snapshot';
-import type { SyncRunRecord } from './state';
+import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 import { fieldsOf, readLog, setAside } from './page-checkpoints';
 import { loweredOf, type OpenPass } from './stream-pass';

@@ -3,8 +3,10 @@ import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run';
 import { errorCodeSchema } from '../error-codes';
-import { loweredPageSizeSchema } from '../runs/history';
-import type { RunInstance } from '../runs/sweep';
+import { loweredPageSizeSchema } from '../runs/summary';
+import { partOf } from '../config';
+import type { RunKind } from '../runs/kind';
+import { SYNC_SETTINGS } from './settings';
 import { neverReady, readiness } from './order';
 
 /** Names shared by the timer, the orchestrator and its activities. */
@@ -19,8 +21,15 @@ export const SYNC = {
 /** One sync per tenant at a time: a deterministic instance id. */
 export const syncInstanceId = (tenant: string) => `sync-${tenant.toLowerCase()}`;
 
-/** The tenant's one sync instance, reused by its runs in turn (the run history's sweep reads it). */
-export const SYNC_RUNS: RunInstance = { instanceId: (_run, tenant) => syncInstanceId(tenant), perRun: false };
+/** The sync's kind of run: the tenant's one sync instance, reused by its runs in turn. */
+export const SYNC_RUN: RunKind = {
+  kind: 'sync',
+  span: 'sync run',
+  failedRecord: 'sync run failed',
+  instanceId: (_run, tenant) => syncInstanceId(tenant),
+  perRun: false,
+  schedule: (config) => partOf(config, SYNC_SETTINGS).schedule,
+};
 
 /** What started a run: the timer, or a person (`POST /api/manage/sync`). A resumed run says so in its plan. */
 export const triggerSchema = z.enum(['schedule', 'manual']);

@@ -3,7 +3,7 @@ import { recordPath, type StreamDefinition } from '../streams';
 import type { WriteOutcome } from '../sinks';
 import { encodeRecord, type PageRecord } from './checkpoint';
 import type { SyncContext } from './context';
-import type { SyncStateStore } from './state';
+import type { SyncStateStore } from './sync-state';
 
 /** Adds what a sink set aside (SYNC_REJECTED_RECORDS=quarantine) to the stream's counts. */
 export function setAside(counts: StreamCounts, outcome: WriteOutcome | void): void {

@@ -11,7 +11,7 @@ import { listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
 import { noCounts } from '../changes';
 import type { PassKind } from './passes';
 import type { RunManifest } from '../sinks';
-import type { SyncRunRecord } from './state';
+import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 import { neverReady, readiness } from './order';
 

@@ -7,9 +7,11 @@ import { createSink, tracedSink } from '../sinks';
 import { runCatalog, type RunCatalog } from '../catalog';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { SyncContext } from './run';
+import { partOf } from '../config';
+import { CATALOG_SETTINGS } from '../catalog/settings';
+import { catalogStore } from '../state/catalog-store';
+import { SYNC_SETTINGS } from './settings';
 import { syncStateStore } from './state-store';
-
-export { syncStateStore } from './state-store';
 
 /** What the sync's activities need of their host: the shared parts and the sync's own set-up. */
 export interface SyncHost extends Host {
@@ -29,8 +31,7 @@ export const SYNC_CONCURRENCY = 3;
 
 /**
  * The sync's parts from configuration: its catalog (SYNC_STREAMS_FILE, else the stored or discovered one,
- * narrowed by SYNC_STREAMS), state in Blob Storage when there is storage (a folder beside the secrets file
- * otherwise), and SYNC_SINKS (already checked when the configuration was read). Any bad setting fails here, naming it.
+ * narrowed by SYNC_STREAMS), state in Blob Storage when there is storage (the local state folder otherwise), and SYNC_SINKS (already checked when the configuration was read). Any bad setting fails here, naming it.
  */
 export function syncSetup(
   config: AppConfig,
@@ -38,15 +39,16 @@ export function syncSetup(
   options: { clock?: Clock; logger?: Logger } = {},
 ): SyncSetup {
   const state = syncStateStore(config);
+  const catalog = partOf(config, CATALOG_SETTINGS);
   return {
     catalog: (graphql) =>
       runCatalog({
         graphql,
-        state,
+        state: catalogStore(config),
         tenant: access.tenant.name,
-        streamsFile: config.syncStreamsFile,
-        select: config.syncStreams,
-        schemaChanges: config.schemaChanges,
+        streamsFile: catalog.streamsFile,
+        select: catalog.streams,
+        schemaChanges: catalog.schemaChanges,
         now: () => (options.clock ?? systemClock).now(),
         logger: options.logger,
       }),
@@ -54,11 +56,11 @@ export function syncSetup(
       tenant: access.tenant.name,
       state,
       sink: tracedSink(
-        createSink(config.syncSinks, { config, secrets: access.secrets, clock: options.clock }),
+        createSink(config.sinkSpecs, { config, secrets: access.secrets, clock: options.clock }),
       ),
       clock: options.clock,
       logger: options.logger,
-      passes: config.passes,
+      passes: partOf(config, SYNC_SETTINGS).passes,
     },
     concurrency: SYNC_CONCURRENCY,
   };

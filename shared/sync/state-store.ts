@@ -1,14 +1,16 @@
-import { dirname, join } from 'node:path';
 import type { AppConfig } from '../config';
 import { blobService } from '../state/blob-service';
-import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from './state';
+import { localStateFolder } from '../state/local';
+import { BlobSyncStateStore } from './blob-state';
+import { FileSyncStateStore } from './file-state';
+import type { SyncStateStore } from './sync-state';
 
 const stores = new WeakMap<AppConfig, SyncStateStore>();
 
 /**
- * Where the sync keeps its state: Blob Storage when there is storage, else a folder beside the secrets file. One
- * per configuration (the starters and the sync share it), built without reading streams or sinks: a bad streams
- * file must fail the run that reads it, not the start.
+ * Where the sync keeps its state: Blob Storage when there is storage, else the local state folder. One per
+ * configuration (the starters and the sync share it), built without reading streams or sinks: a bad streams file
+ * must fail the run that reads it, not the start.
  */
 export function syncStateStore(config: AppConfig): SyncStateStore {
   let store = stores.get(config);
@@ -16,7 +18,7 @@ export function syncStateStore(config: AppConfig): SyncStateStore {
     const hasStorage = Boolean(config.storageConnection || config.storageServiceUris?.blob);
     store = hasStorage
       ? new BlobSyncStateStore(blobService(config))
-      : new FileSyncStateStore(join(dirname(config.localSecretsFile), 'sync-state'));
+      : new FileSyncStateStore(localStateFolder(config));
     stores.set(config, store);
   }
   return store;

@@ -15,7 +15,7 @@ import { fieldsOf, PageCheckpoints, readLog, setAside } from './page-checkpoints
 import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
 import { catalogDigest, DEFAULT_PASS_POLICY, passFor, widen, type PassKind } from './passes';
 import { SnapshotIndex, SnapshotTruncated, StoredSnapshot, type SnapshotMeta } from './snapshot';
-import type { SyncRunRecord } from './state';
+import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 
 /*

@@ -1,5 +1,5 @@
 import { actionFor, type ErrorCode } from '../errors';
-import { finishedFields, type RunSummary } from '../runs/history';
+import { finishedFields, type RunSummary } from '../runs/summary';
 import type { StreamResult } from './run';
 
 /** A sync run's summary from its streams' results: counts, per-stream time, and the first failure's fix. */

@@ -17,7 +17,7 @@ import { LOG_FIELDS, type LogData } from '../log/fields';
 
 /**
  * Traces through the OpenTelemetry API (the SDK and exporters load only when telemetry is configured:
- * ./setup.ts). Every run — a sync, an export, a device login — is one trace: its id comes from the run id, so the
+ * ./setup.ts). Every run, whatever its kind, is one trace: its id comes from the run id, so the
  * orchestration's activities, which may run in different processes and at different times, all join it as
  * children of the run's span, and their outgoing calls (token, GraphQL page, Key Vault, storage, sink, callback)
  * as children of theirs. Attributes are the log's allow-listed fields only (shared/log/fields.ts): a span never
@@ -108,22 +108,11 @@ export async function inSpan<T>(
 
 /**
  * Adds allow-listed fields to a span (counts known only at the end, say). A span that records nothing (no SDK
- * registered, or not sampled) gets none built: ~1 µs a GraphQL request, profiled beside bench/import.
+ * registered, or not sampled) gets none built (docs/benchmarks.md).
  */
 export const setFields = (span: Span, fields: LogData) => {
   if (span.isRecording()) span.setAttributes(attributes(fields));
 };
-
-/**
- * The name of each kind of run's own span: what the workbook's runs chart and the docs' queries read. A run that
- * ends by itself and one the sweep ends (stopped) carry the same name.
- */
-export const RUN_SPAN = {
-  sync: 'sync run',
-  export: 'export run',
-  import: 'import run',
-  login: 'device login',
-} as const;
 
 /** Where the SDK is told which ids the next span gets (./setup.ts reads it in its id generator). */
 export const FORCED_IDS = Symbol.for('tenant-integrations.telemetry.forced-ids');

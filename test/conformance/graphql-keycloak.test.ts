@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccessLayer } from '../../shared/access';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { streamSchema, type StreamDefinition } from '../../shared/streams';
 import { paginate } from '../../shared/graphql/pager';
 import { RequestRefused } from '../../shared/errors';

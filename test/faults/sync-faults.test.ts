@@ -16,8 +16,10 @@ import {
   WebhookSink,
   type ChangeSink,
 } from '../../shared/sinks';
-import { BlobSyncStateStore, FileSyncStateStore, type SyncStateStore } from '../../shared/sync/state';
-import { ERRORS } from '../../shared/errors';
+import { BlobSyncStateStore } from '../../shared/sync/blob-state';
+import { FileSyncStateStore } from '../../shared/sync/file-state';
+import type { SyncStateStore } from '../../shared/sync/sync-state';
+import { errorText } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
 import { RUNS_TABLE, TableRunHistory } from '../../shared/runs/history';
 import { syncSummary } from '../../shared/sync/summary';
@@ -400,7 +402,7 @@ describe('GraphQL', () => {
             const kept = await history.get(run.runId);
             expect(kept).toMatchObject({
               outcome: 'failed',
-              error: { code: 'schema_drift', action: ERRORS.schema_drift.action },
+              error: { code: 'schema_drift', action: errorText('schema_drift').action },
             });
             const longest = Math.max(
               kept?.error?.message.length ?? 0,

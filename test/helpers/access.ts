@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer, type AccessDeps } from '../../shared/access';
 import { OffsetClock } from '../../shared/clock';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { createLogger, type Level } from '../../shared/log';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { FileSessionMetadataStore } from '../../shared/state/session-metadata';

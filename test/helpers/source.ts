@@ -1,5 +1,5 @@
 import { createAccessLayer } from '../../shared/access';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { paginate } from '../../shared/graphql/pager';
 import { keyPaths } from '../../shared/streams';
 import { keyGetter } from '../../shared/streams/paths';

@@ -183,9 +183,9 @@ describe('imports: write-back with the admin session', () => {
       kind: 'import',
       outcome: 'failed',
       error: { code: 'import_item_refused' },
-      import: { operation: 'updateKpi', applied: 3, failed: 2 },
+      items: { operation: 'updateKpi', applied: 3, failed: 2 },
     });
-    expect(run.body.import.failures.map((f: { key: string }) => f.key)).toEqual(['row-3', 'missing']);
+    expect(run.body.items.failures.map((f: { key: string }) => f.key)).toEqual(['row-3', 'missing']);
     // The status page names each failed item by the caller's key, with the tenant's words.
     const page = (await stack.api('manage/status', {}, stack.keys.master).then((x) => x.text())) as string;
     expect(page).toContain('Operation <strong>updateKpi</strong>: 3 of 5 items applied, 2 failed');
@@ -463,7 +463,7 @@ describe('imports: write-back with the admin session', () => {
     const run = await call(`manage/runs/${r.body.id}`, {}, stack.keys.master);
     expect(run.body).toMatchObject({
       outcome: 'running',
-      import: { waitingForAdmin: { reason: expect.any(String) } },
+      items: { waitingForAdmin: { reason: expect.any(String) } },
     });
     const page = await (await stack.api('manage/status', {}, stack.keys.master)).text();
     expect(page).toContain(`import ${r.body.id} waits for admin to sign in again`);
@@ -542,7 +542,7 @@ describe('imports: write-back with the admin session', () => {
       expect(run.body).toMatchObject({
         outcome: 'failed',
         error: { code: 'outcome_unknown', action: expect.stringContaining('Check the record at the tenant') },
-        import: { applied: 2, outcome_unknown: 1, failures: [{ key: unknownKey, code: 'outcome_unknown' }] },
+        items: { applied: 2, outcome_unknown: 1, failures: [{ key: unknownKey, code: 'outcome_unknown' }] },
       });
       const page = await (await stack.api('manage/status', {}, stack.keys.master)).text();
       expect(page).toContain('<strong>1 of unknown outcome</strong>');
@@ -619,7 +619,7 @@ describe('imports: write-back with the admin session', () => {
       const run = await call(`manage/runs/${r.body.id}`, {}, stack.keys.master);
       expect(run.body).toMatchObject({
         outcome: 'running',
-        import: { waitingForTenant: { reason: expect.any(String) } },
+        items: { waitingForTenant: { reason: expect.any(String) } },
       });
       await stack.advance(31);
       const done = await until(r.body.id, ['completed', 'failed']);

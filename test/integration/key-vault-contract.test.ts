@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../../shared/access';
 import { OffsetClock } from '../../shared/clock';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { SecretNotFound, SecretStoreError } from '../../shared/errors';
 import { createLogger } from '../../shared/log';
 import { KeyVaultSecretStore } from '../../shared/secrets';
@@ -11,7 +11,7 @@ import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
 import { resolveStreams } from '../../sandbox/streams';
 import { syncAll } from '../../shared/sync/run';
 import { DirectorySink } from '../../shared/sinks';
-import { FileSyncStateStore } from '../../shared/sync/state';
+import { FileSyncStateStore } from '../../shared/sync/file-state';
 import { failure } from '../helpers/failure';
 import {
   documented,

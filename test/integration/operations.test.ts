@@ -1,6 +1,6 @@
-import type { RunSummary } from '../../shared/runs/history';
+import type { RunSummary } from '../../shared/runs/summary';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
-import { ERRORS } from '../../shared/errors';
+import { errorText } from '../../shared/errors';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 
@@ -76,7 +76,10 @@ describe('run history, POST /api/manage/sync and the status page', () => {
     failed = list[0];
     expect(failed.outcome).toBe('failed');
     // The sandbox answers the refused requests with a GraphQL error: the stream's query, says the action.
-    expect(failed.error).toMatchObject({ code: 'graphql_errors', action: ERRORS.graphql_errors.action });
+    expect(failed.error).toMatchObject({
+      code: 'graphql_errors',
+      action: errorText('graphql_errors').action,
+    });
     expect(failed.error?.action).toMatch(/query/);
     expect(Object.values(failed.streams).some((s) => !s.ok && s.errorCode === 'graphql_errors')).toBe(true);
     // The log records the alert rules read carry exactly the fields their queries use.

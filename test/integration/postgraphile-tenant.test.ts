@@ -4,13 +4,14 @@ import { parse, visit, type FieldNode } from 'graphql';
 import type { StreamDefinition } from '../../shared/streams';
 import { createAccessLayer } from '../../shared/access';
 import { storedCatalog } from '../../shared/catalog';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { DirectorySink } from '../../shared/sinks';
 import { beginRun, syncStream } from '../../shared/sync/run';
-import { FileSyncStateStore } from '../../shared/sync/state';
+import { FileSyncStateStore } from '../../shared/sync/file-state';
 import { runCli } from '../helpers/cli';
 import { cliTenant, type TenantSyncSummary } from '../helpers/cli-tenant';
 import { startPostgraphileTenant, TENANT_ROWS, type PostgraphileTenant } from '../helpers/postgraphile';
+import { FileCatalogStore } from '../../shared/state/catalog-store';
 
 /**
  * First contact with a real GraphQL server nobody here wrote: PostGraphile v4 with its defaults over PostgreSQL —
@@ -252,7 +253,10 @@ describe('PostGraphile (v4 defaults) through the CLI', () => {
     const config = loadConfig(env());
     const access = createAccessLayer(config);
     const state = new FileSyncStateStore(join(dir(), 'sync-state'));
-    const stored = await storedCatalog(state, pgt.settings.TENANT_NAME);
+    const stored = await storedCatalog(
+      new FileCatalogStore(join(dir(), 'sync-state')),
+      pgt.settings.TENANT_NAME,
+    );
     const child = stored!.streams.find((s) => s.name === 'evidencesByControlId')!;
     // Two a page: a parent with three children spans two pages, so slices also end inside a relation.
     const paged = { ...child, pageSize: 2 };

@@ -7,7 +7,7 @@ import { localCertificate } from '../../cli/azurite';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { PostgresSink } from '../../shared/sinks';
 import { defaultSchema, postgresPool } from '../../shared/sinks/postgres';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import type { Change } from '../../shared/changes';
 import { runCli } from '../helpers/cli';
 import { failure } from '../helpers/failure';

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERRORS } from '../../shared/errors';
+import { errorText } from '../../shared/errors';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
-import type { RunSummary } from '../../shared/runs/history';
+import type { RunSummary } from '../../shared/runs/summary';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 
@@ -84,7 +84,7 @@ describe('every run accounted for', () => {
     const failed = await syncNow();
     expect(failed).toMatchObject({
       outcome: 'failed',
-      error: { code: 'storage_unavailable', action: ERRORS.storage_unavailable.action },
+      error: { code: 'storage_unavailable', action: errorText('storage_unavailable').action },
     });
     expect(stack.storage?.refused).toEqual(
       expect.arrayContaining([expect.stringMatching(/PUT .*run\.json/)]),
@@ -106,7 +106,7 @@ describe('every run accounted for', () => {
     const failed = await syncNow();
     expect(failed).toMatchObject({
       outcome: 'failed',
-      error: { code: 'storage_block_limit', action: ERRORS.storage_block_limit.action },
+      error: { code: 'storage_block_limit', action: errorText('storage_block_limit').action },
     });
     expect(failed.error?.action).toMatch(/pageSize/);
     expect(await alertRecord('sync run failed', failed.id)).toMatchObject({ code: 'storage_block_limit' });
@@ -174,7 +174,7 @@ describe('every run accounted for', () => {
       error: {
         code: 'config_invalid',
         message: expect.stringContaining(streamsFile),
-        action: ERRORS.config_invalid.action,
+        action: errorText('config_invalid').action,
       },
     });
     await writeFile(

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createAccessLayer } from '../../shared/access';
 import { requestDeviceCode, pollDeviceToken } from '../../shared/device-login/idp';
 import { tenantEndpoints } from '../../shared/auth/endpoints';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { readBodyUpTo } from '../../shared/net/accepted';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { failure } from '../helpers/failure';

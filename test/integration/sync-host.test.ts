@@ -2,7 +2,7 @@ import type { BlobServiceClient } from '@azure/storage-blob';
 import { gunzipSync } from 'node:zlib';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import type { Change } from '../../shared/changes';
-import type { RunSummary } from '../../shared/runs/history';
+import type { RunSummary } from '../../shared/runs/summary';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 import { webhookReceiver } from '../helpers/webhook-receiver';

@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DurableClient } from 'durable-functions';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { createLogger } from '../../shared/log';
 import { RunRecorder } from '../../shared/runs/recorder';
-import type { RunHistory, RunSummary } from '../../shared/runs/history';
-import { SYNC_RUNS, syncInstanceId } from '../../shared/sync/orchestration';
+import type { RunHistory } from '../../shared/runs/history';
+import type { RunSummary } from '../../shared/runs/summary';
+import { SYNC_RUN, syncInstanceId } from '../../shared/sync/orchestration';
 import { startSync, type SyncStartHost } from '../../shared/sync/start';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
@@ -141,7 +142,7 @@ describe('a start while the last run’s orchestration is completing (a stand-in
       clock,
       access: () => ({ tenant: { name: 'acme' } }),
       runs: () => new RunRecorder(store, { logger, clock, retentionDays: 30 }),
-      runInstances: { sync: SYNC_RUNS },
+      runKinds: { sync: SYNC_RUN },
       traced: (_name: string, _fields: unknown, work: () => Promise<unknown>) => work(),
     } as unknown as SyncStartHost;
     return { app, logs };

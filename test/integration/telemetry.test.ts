@@ -2,8 +2,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILT_IN_OPERATIONS } from '../../shared/imports/operations';
-import type { RunSummary } from '../../shared/runs/history';
-import { RUN_SPAN, runSpanContext } from '../../shared/telemetry';
+import type { RunSummary } from '../../shared/runs/summary';
+import { LOGIN_RUN } from '../../shared/device-login/orchestration';
+import { IMPORT_RUN } from '../../shared/imports/orchestration';
+import { SYNC_RUN } from '../../shared/sync/orchestration';
+import { runSpanContext } from '../../shared/telemetry';
 import { startCollector, type Collector, type ReceivedSpan } from '../helpers/collector';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
@@ -205,7 +208,7 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     );
     await stack.sb.hook('faults/clear');
     expect(failed.outcome).toBe('failed');
-    const spans = await traceOf(failed.id, RUN_SPAN.sync);
+    const spans = await traceOf(failed.id, SYNC_RUN.span);
     // `dependencies | where name == "sync stream" and success == false | project …, stream, code` (docs/operations.md)
     const failedStreams = spans.filter((s) => s.name === 'sync stream' && s.status?.code === 2);
     expect(failedStreams.map((s) => [s.attributes.stream, s.attributes.code])).toEqual([
@@ -249,7 +252,7 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
       stack.keys.function,
     );
     expect(res.status === 202 ? '' : res.text).toBe('');
-    const spans = await traceOf(res.body.id, RUN_SPAN.import);
+    const spans = await traceOf(res.body.id, IMPORT_RUN.span);
     expectConnected(spans, res.body.id);
     expect(spans.map((s) => s.name)).toEqual(
       expect.arrayContaining(['import accepted', 'import apply', 'import finish']),
@@ -281,7 +284,7 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     // The sweep (before a sync starts) leaves runs younger than a minute alone.
     await stack.advance(120);
     expect((await stack.json('manage/sync', { method: 'POST' })).status).toBe(202);
-    const spans = await traceOf(login.body.runId, RUN_SPAN.login);
+    const spans = await traceOf(login.body.runId, LOGIN_RUN.span);
     const root = spans.find((s) => !s.parentSpanId);
     expect(root).toMatchObject({
       name: 'device login',

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { discover } from '../../shared/catalog';
 import { OffsetClock } from '../../shared/clock';
 import { DirectorySink, type ChangeSink } from '../../shared/sinks';
-import { FileSyncStateStore } from '../../shared/sync/state';
+import { FileSyncStateStore } from '../../shared/sync/file-state';
 import { syncAll } from '../../shared/sync/run';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';

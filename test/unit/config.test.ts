@@ -2,23 +2,26 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readLocalSettings } from '../../shared/config';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { ConfigError } from '../../shared/errors';
+import { CATALOG_SETTINGS } from '../../shared/catalog/settings';
+import { partOf } from '../../shared/config';
+import { SYNC_SETTINGS } from '../../shared/sync/settings';
 
 describe('configuration', () => {
   it('with no tenant settings uses the embedded sandbox and the documented defaults', () => {
     const c = loadConfig({}, { cwd: '/srv/app' });
     expect(c.tenant).toBeUndefined();
     expect(c.clientSecretName).toBe('tenant-client-secret');
-    expect(c.syncSchedule).toBe('0 */15 * * * *');
-    expect(c.syncSinks).toEqual([{ kind: 'blob' }]);
+    expect(partOf(c, SYNC_SETTINGS).schedule).toBe('0 */15 * * * *');
+    expect(c.sinkSpecs).toEqual([{ kind: 'blob' }]);
     expect(c.localSecretsFile).toBe('/srv/app/.local/secrets.json');
   });
 
   it('reads SYNC_SINKS into typed sinks at start-up, refusing an entry or a missing setting by name', () => {
     expect(
       loadConfig({ SYNC_SINKS: 'dir:./out, blob', AzureWebJobsStorage: 'UseDevelopmentStorage=true' })
-        .syncSinks,
+        .sinkSpecs,
     ).toEqual([{ kind: 'dir', argument: './out' }, { kind: 'blob' }]);
     const problems = (env: Record<string, string>) => {
       try {
@@ -43,7 +46,9 @@ describe('configuration', () => {
   });
 
   it('reads SYNC_SCHEDULE with the timer’s NCRONTAB grammar at start-up, refusing one that cannot run', () => {
-    expect(loadConfig({ SYNC_SCHEDULE: '0 */5 * * * 1-5' }).syncSchedule).toBe('0 */5 * * * 1-5');
+    expect(partOf(loadConfig({ SYNC_SCHEDULE: '0 */5 * * * 1-5' }), SYNC_SETTINGS).schedule).toBe(
+      '0 */5 * * * 1-5',
+    );
     const problem = (schedule: string) => {
       try {
         loadConfig({ SYNC_SCHEDULE: schedule });
@@ -81,7 +86,7 @@ describe('configuration', () => {
         KEY_VAULT_SESSIONS_URL: 'https://kvs-contoso.vault.azure.net',
       }).keyVaultSessionsUrl,
     ).toBe('https://kvs-contoso.vault.azure.net/');
-    expect(c.syncStreams).toEqual(['controls', 'users']);
+    expect(partOf(c, CATALOG_SETTINGS).streams).toEqual(['controls', 'users']);
   });
 
   it('fails once, naming every bad setting', () => {

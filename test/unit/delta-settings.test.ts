@@ -1,5 +1,5 @@
 import { ConfigError } from '../../shared/errors';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { deltaStore } from '../../shared/sinks/delta';
 
 const problems = (env: Record<string, string>) => {

@@ -1,8 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import '../../devhost/errors';
+import { FEATURES } from '../../shared/app';
 import {
   ConfigError,
-  ERRORS,
+  declaredErrors,
+  errorText,
   IntegrationError,
   problem,
   retryAfterOf,
@@ -157,7 +160,9 @@ describe('409: every one says when to try again', () => {
     );
 
   it('Retry-After and retryAfterSeconds on every 409, from its code or what the caller knows', () => {
-    for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    // Every code: the core's, each feature's (declared as the app composes them) and the local host's.
+    expect(FEATURES.length).toBeGreaterThan(0);
+    for (const code of declaredErrors().map((e) => e.code) as ErrorCode[]) {
       const answer = problem(409, code, 'not now');
       expect(answer.headers['retry-after']).toBe(String(retryAfterOf(code)));
       expect(answer.jsonBody.retryAfterSeconds).toBe(retryAfterOf(code));
@@ -183,11 +188,8 @@ describe('409: every one says when to try again', () => {
       ]),
     );
     for (const code of used as ErrorCode[]) {
-      expect([code, (ERRORS[code] as { retryAfterSeconds?: number }).retryAfterSeconds]).toEqual([
-        code,
-        expect.any(Number),
-      ]);
-      expect([code, /Retry-After|again|retry/i.test(ERRORS[code].action)]).toEqual([code, true]);
+      expect([code, errorText(code).retryAfterSeconds]).toEqual([code, expect.any(Number)]);
+      expect([code, /Retry-After|again|retry/i.test(errorText(code).action)]).toEqual([code, true]);
     }
   });
 });

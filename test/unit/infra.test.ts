@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import ignore from 'ignore';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig, settingsSchema } from '../../shared/settings';
+import { APP_SETTINGS, loadConfig } from '../../shared/app';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { APP_NODE_OPTIONS } from '../../shared/node-flags';
 import {
@@ -26,6 +26,8 @@ import {
   variablesToImport,
 } from '../../tools/provision';
 import { block, objectKeys, prop, readBicep, type BicepFile } from '../helpers/bicep';
+import { partOf } from '../../shared/config';
+import { IMPORT_SETTINGS } from '../../shared/imports/settings';
 
 /*
  * No Bicep compiler can be installed here, so these tests read the templates and check the invariants the
@@ -247,7 +249,7 @@ describe('keyless', () => {
     expect(site).toContain('IMPORT_OPERATIONS_FILE: importOperationsFile');
     expect(site).toContain('IMPORTS_REQUEST_SECRET_NAME: importsRequestSecretName');
     // The app's own default is the same, and refuses a retention no longer than its waits.
-    expect(loadConfig({}).imports.retentionDays).toBe(30);
+    expect(partOf(loadConfig({}), IMPORT_SETTINGS).retentionDays).toBe(30);
     expect(() => loadConfig({ IMPORTS_RETENTION_DAYS: '2', IMPORTS_ADMIN_WAIT: 'P2D' })).toThrow(
       /IMPORTS_RETENTION_DAYS: must be at least a day longer than IMPORTS_ADMIN_WAIT/,
     );
@@ -406,7 +408,7 @@ describe('app settings', () => {
     );
     // The host's own (durable extension, Node) beside the app's.
     const known = [
-      ...Object.keys(settingsSchema.shape),
+      ...Object.keys(APP_SETTINGS.schema.shape),
       'DURABLE_TASK_HUB',
       'DURABLE_TASK_SCHEDULER_CONNECTION_STRING',
       'NODE_OPTIONS',
@@ -473,7 +475,7 @@ describe('app settings', () => {
     expect(config.tenant?.name).toBe('contoso');
     expect(config).toMatchObject({ hosted: true, hosting: { azure: true, because: 'HOSTED_IN_AZURE=true' } });
     // Empty as deployed by default: imports are off until an operator names the file.
-    expect(config.imports).toMatchObject({
+    expect(partOf(config, IMPORT_SETTINGS)).toMatchObject({
       operationsFile: undefined,
       requestSecretName: undefined,
       retentionDays: 30,
@@ -807,7 +809,7 @@ describe('settings the operator sets through azd', () => {
   it('main.bicep sets the settings BICEP_SETTINGS names (its own and the host’s), the schema’s others pass through', () => {
     const site = modules['function-app.bicep'].text;
     const host = objectKeys(`h: {${block(site, site.indexOf('{', site.indexOf('union(appSettings')))}}`, 'h');
-    const schema = Object.keys(settingsSchema.shape);
+    const schema = Object.keys(APP_SETTINGS.schema.shape);
     expect([...bicepAppSettings(), ...host].filter((k) => schema.includes(k)).sort()).toEqual(
       [...BICEP_SETTINGS].sort(),
     );

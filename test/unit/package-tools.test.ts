@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { appRoot } from '../../shared/config/app-root';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import {
   DURABLE_BACKENDS,
   DURABLE_PROVIDER_TYPES,
@@ -10,6 +10,9 @@ import {
   npmInvocation,
   SCHEDULER_BUNDLE_RANGE,
 } from '../../tools/package';
+import { CATALOG_SETTINGS } from '../../shared/catalog/settings';
+import { partOf } from '../../shared/config';
+import { IMPORT_SETTINGS } from '../../shared/imports/settings';
 
 const root = resolve(__dirname, '../..');
 const host = JSON.parse(readFileSync(join(root, 'host.json'), 'utf8')) as Record<string, unknown>;
@@ -121,8 +124,8 @@ describe('files the settings name are the app’s, wherever the worker starts', 
       { IMPORT_OPERATIONS_FILE: 'config/ops.json', SYNC_STREAMS_FILE: 'config/streams.json' },
       { cwd: appRoot(join(dir, 'dist'), '/elsewhere') },
     );
-    expect(config.imports.operationsFile).toBe(join(dir, 'config/ops.json'));
-    expect(config.syncStreamsFile).toBe(join(dir, 'config/streams.json'));
+    expect(partOf(config, IMPORT_SETTINGS).operationsFile).toBe(join(dir, 'config/ops.json'));
+    expect(partOf(config, CATALOG_SETTINGS).streamsFile).toBe(join(dir, 'config/streams.json'));
     expect(config.telemetry.appDir).toBe(dir);
   });
 });

@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FIELDS } from '../../shared/log/fields';
-import { RUN_SPAN } from '../../shared/telemetry';
+import { LOGIN_RUN } from '../../shared/device-login/orchestration';
+import { EXPORT_RUN } from '../../shared/exports/orchestration';
+import { IMPORT_RUN } from '../../shared/imports/orchestration';
+import { SYNC_RUN } from '../../shared/sync/orchestration';
 
 /**
  * Every query an operator is given — the alert rules and the workbook in Bicep, the queries in the docs — reads only
@@ -20,9 +23,16 @@ function sources(dir: string): string[] {
 }
 const code = [...sources('shared'), ...sources('functions')].map(read).join('\n');
 
-/** The messages the app logs: the literal second argument of every `.log(level, 'message', …)`. */
+/** The kinds of run, as their features declare them: each names its span and its failure's record. */
+const RUN_KINDS = [SYNC_RUN, EXPORT_RUN, IMPORT_RUN, LOGIN_RUN];
+
+/**
+ * The messages the app logs: the literal second argument of every `.log(level, 'message', …)`, and each kind of
+ * run's failure record (logged by its feature and by the sweep).
+ */
 const MESSAGES = new Set(
   [
+    ...RUN_KINDS.map((k) => [k.failedRecord, k.failedRecord]),
     ...code.matchAll(
       /\.log\(\s*(?:'(?:debug|info|warn|error)'|[^,]+?),\s*(?:[^,]*\?\s*)?'([^']+)'(?:\s*:\s*'([^']+)')?/g,
     ),
@@ -31,8 +41,8 @@ const MESSAGES = new Set(
 /** The span names the app records: the literal first argument of `inSpan`, `traced` and `endRunSpan`. */
 const SPANS = new Set([
   ...[...code.matchAll(/\b(?:inSpan|traced|endRunSpan)\(\s*'([^']+)'/g)].map((m) => m[1]),
-  // Each kind's run span, by the one map every run and the sweep name it from.
-  ...Object.values(RUN_SPAN),
+  // Each kind's run span, as its feature declares it (every run and the sweep name it from there).
+  ...RUN_KINDS.map((k) => k.span),
 ]);
 
 /** What App Insights has in the tables the app's telemetry fills (Azure Monitor's OpenTelemetry mapping). */

@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  boundedSummary,
-  FileRunHistory,
-  MAX_SUMMARY_CHARS,
-  rowKeyOf,
-  type RunHistory,
-  type RunSummary,
-} from '../../shared/runs/history';
+import { FileRunHistory, rowKeyOf, type RunHistory } from '../../shared/runs/history';
+import { boundedSummary, MAX_SUMMARY_CHARS, type RunSummary } from '../../shared/runs/summary';
 import { statusPage } from '../../shared/admin/status-page';
 import { RunRecorder } from '../../shared/runs/recorder';
 import { createLogger } from '../../shared/log';
@@ -79,6 +73,28 @@ describe('run history', () => {
     const [read] = await new FileRunHistory(path).list({ limit: 10 });
     expect(read.error).toEqual({ code: 'unexpected', message: 'it failed then' });
     expect(read.streams.kpis.errorCode).toBe('credential_rejected');
+  });
+
+  it('a write-back stored with its items under `import` (before 2026-11-28) reads with them under `items`', async () => {
+    const path = join(dir, 'runs.json');
+    const items = {
+      operation: 'updateKpi',
+      total: 2,
+      applied: 1,
+      failed: 1,
+      skipped: 0,
+      pending: 0,
+      failures: [],
+    };
+    writeFileSync(
+      path,
+      JSON.stringify([{ ...run('old-import', '2026-11-20T00:00:00.000Z'), kind: 'import', import: items }]),
+    );
+    const [read] = await new FileRunHistory(path).list({ limit: 10 });
+    expect(read.items).toEqual(items);
+    expect(read).not.toHaveProperty('import');
+    await new FileRunHistory(path).record(read);
+    expect(JSON.parse(readFileSync(path, 'utf8'))[0]).toMatchObject({ items, kind: 'import' });
   });
 
   it('the recorder purges runs older than the retention, by the clock it is given', async () => {

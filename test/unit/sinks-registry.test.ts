@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SYNC_HELP } from '../../cli/help';
 import { coreSettings } from '../../shared/config';
-import { loadConfig, settingsSchema } from '../../shared/settings';
+import { APP_SETTINGS, loadConfig } from '../../shared/app';
 import { MultiSink, parseSinks, SINKS, sinkModule, tracedSink, type ChangeSink } from '../../shared/sinks';
 
 /** The sink registry: one object per sink family, and everything else reads it. */
@@ -27,7 +27,7 @@ describe('sink registry', () => {
     expect(own).toEqual(expect.arrayContaining(['DOWNSTREAM_WEBHOOK_URL', 'POSTGRES_URL', 'POSTGRES_HOST']));
     // None of them is a core setting; every one is in the composed schema (and so in docs/configuration.md).
     expect(own.filter((name) => name in coreSettings.shape)).toEqual([]);
-    expect(own.filter((name) => !(name in settingsSchema.shape))).toEqual([]);
+    expect(own.filter((name) => !(name in APP_SETTINGS.schema.shape))).toEqual([]);
     const config = loadConfig({ POSTGRES_HOST: 'pg.example.org', POSTGRES_USER: 'id-app' });
     expect(config.sinks).toEqual({
       postgres: expect.objectContaining({ host: 'pg.example.org', user: 'id-app', database: 'postgres' }),

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig } from '../../shared/settings';
+import { loadConfig } from '../../shared/app';
 import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
 import { ChangeDetector } from '../../shared/sync/changes';

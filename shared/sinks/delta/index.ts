@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { optional, type AppConfig } from '../../config';
+import { CATALOG_SETTINGS } from '../../catalog/settings';
+import { optional, partOf, type AppConfig } from '../../config';
 import { systemClock } from '../../clock';
 import { lazyContainer } from '../../state/lazy';
 import { folderOf } from '../dir';
+import { SINK_OUTPUT } from '../output';
 import type { SinkContext, SinkModule, SinkSpec } from '../types';
 import { ROWS_PER_FILE } from './current';
 import { DeltaSink } from './sink';
@@ -36,7 +38,7 @@ const settings = {
       'Where the `delta` sink keeps its tables when not in the app’s storage account: `https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER]`, or a Fabric lakehouse’s `https://onelake.blob.fabric.microsoft.com/WORKSPACE/LAKEHOUSE.Lakehouse/Tables`; the app signs in with its managed identity (Storage Blob Data Contributor, or a workspace role that can write).',
     default: 'container `delta-tables` of AzureWebJobsStorage',
     usedBy: 'sync (delta sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   DELTA_RETENTION_HOURS: optional(
     z.coerce.number().int('a whole number').min(0, 'at least 0').max(87_600, 'at most 87600 (ten years)'),
@@ -45,7 +47,7 @@ const settings = {
       'How long a data file the tables no longer use is kept for readers of older versions (time travel) before the sync deletes it, as Delta’s VACUUM does.',
     default: '`168` (7 days)',
     usedBy: 'sync (delta sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   DELTA_ROWS_PER_FILE: optional(
     z.coerce.number().int('a whole number').min(1, 'at least 1').max(10_000_000, 'at most 10000000'),
@@ -54,7 +56,7 @@ const settings = {
       'About how many rows a data file of a current-records table holds, when the table is made: its keys are spread over that many files by a hash, so a small change rewrites few of them.',
     default: '`10000`',
     usedBy: 'sync (delta sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
   DELTA_CHECKPOINT_INTERVAL: optional(
     z.coerce.number().int('a whole number').min(1, 'at least 1').max(1_000, 'at most 1000'),
@@ -63,7 +65,7 @@ const settings = {
       'A checkpoint of a table’s log every this many versions, so that readers replay few commits.',
     default: '`10`',
     usedBy: 'sync (delta sink)',
-    group: 'sync',
+    group: 'sinks',
   }),
 };
 
@@ -146,8 +148,8 @@ export const deltaSink: SinkModule = {
   create: (spec, context) => {
     const s = deltaSettings(context.config);
     return new DeltaSink(deltaStore(spec, context), {
-      schemaChanges: context.config.schemaChanges,
-      rejected: context.config.rejectedRecords,
+      schemaChanges: partOf(context.config, CATALOG_SETTINGS).schemaChanges,
+      rejected: partOf(context.config, SINK_OUTPUT).rejectedRecords,
       retentionHours: s.retentionHours,
       checkpointInterval: s.checkpointInterval,
       rowsPerFile: s.rowsPerFile,
