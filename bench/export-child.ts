@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { ExportStorage } from '../shared/exports/storage';
+import { writeSlice } from '../shared/exports/slices';
 import { blobService } from '../shared/state/blob-service';
 import { resolveStreams } from '../sandbox/streams';
 import { sandboxConfig } from './sandbox-config';
@@ -32,7 +33,8 @@ async function main() {
     const storage = new ExportStorage(blobService(config), () => blobService(config));
     const started = process.hrtime.bigint();
     // As the export activity runs it: one slice (its state looked for first), with the default slice's deadline.
-    const outcome = await storage.writeSlice(
+    const outcome = await writeSlice(
+      storage,
       createAccessLayer(config).graphql,
       stream,
       { id: `bench-${process.pid}`, format: a.format, gzip: a.gzip, slice: 0 },

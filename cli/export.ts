@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
-import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/formats';
+import { EXPORT_FORMATS, extensionOf, type ExportFormat } from '../shared/exports/file';
 import { writeExportStream, type ExportFile } from '../shared/exports/write';
 import { catalogStreams } from '../shared/catalog';
 import { ConfigError } from '../shared/errors';

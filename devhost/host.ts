@@ -10,6 +10,7 @@ import { DurableStore } from './durable/store';
 import { registrations, triggerOf, type Registration } from './functions-core';
 import { compileRoute } from './routes';
 import { TimerRunner } from './timers';
+import './errors'; // the local host's codes, declared before any is named
 
 export interface HostKeys {
   master: string;

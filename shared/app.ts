@@ -94,7 +94,7 @@ export function appContext(): App {
       beforeRecord: tracing ? ensureTelemetry : undefined,
     });
     let sync: SyncSetup | undefined;
-    let exports: ExportSetup | undefined;
+    let exportParts: ExportSetup | undefined;
     let imports: ImportSetup | undefined;
     let runs: RunRecorder | undefined;
     const self: App = {
@@ -113,7 +113,7 @@ export function appContext(): App {
       },
       exports: () => {
         const { exportSetup } = require('./exports/setup') as typeof import('./exports/setup');
-        exports ??= exportSetup(config, self.access(), {
+        exportParts ??= exportSetup(config, self.access(), {
           clock: appClock,
           logger,
           // The tenant's catalog: an export reads the streams the sync reads.
@@ -131,7 +131,7 @@ export function appContext(): App {
               },
             ),
         });
-        return exports;
+        return exportParts;
       },
       imports: () => {
         const { importSetup } = require('./imports/setup') as typeof import('./imports/setup');

@@ -1,7 +1,8 @@
 import { Kind, parse, print, visit } from 'graphql';
 import { bounded, GraphqlErrors } from '../errors';
 import type { TenantGraphqlClient } from '../graphql/client';
-import { getPath, paginate } from '../graphql/pager';
+import { paginate } from '../graphql/pager';
+import { getPath } from '../streams/paths';
 import { recordPath, streamSchema, type StreamDefinition } from '../streams';
 import { editRecordSelection } from './edit';
 import type { LeftOut } from './selection';

@@ -16,6 +16,7 @@ import {
   type LoginRun,
   type PollResult,
 } from './orchestration';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The device login's activities (functions/device-login-*.ts register them under DEVICE_LOGIN's names): the HTTP

@@ -27,6 +27,7 @@ import { MAX_BODY_BYTES, parseExportRequest, requestHash } from './request';
 import { REQUEST_ID } from '../ids';
 import { publicExport } from './run';
 import type { ExportSetup } from './setup';
+import './errors'; // the feature's codes, declared before any is named or read
 
 const BUSY_RETRY_SECONDS = 30;
 

@@ -1,6 +1,6 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
-import { EXPORT_FORMATS } from './formats';
+import { EXPORT_FORMATS, fileSchema } from './file';
 import { REQUEST_ID } from '../ids';
 import type { RunKind } from '../runs/kind';
 
@@ -39,22 +39,10 @@ export type ExportInput = z.infer<typeof exportInputSchema>;
 
 export const streamTaskSchema = exportInputSchema.pick({ id: true, format: true, gzip: true }).extend({
   stream: z.string(),
-  /** Which activity of the stream's file this is, from 0 (shared/exports/storage.ts: `writeSlice`). */
+  /** Which activity of the stream's file this is, from 0 (shared/exports/slices.ts: `writeSlice`). */
   slice: z.number().int().min(0).default(0),
 });
 export type StreamTask = z.infer<typeof streamTaskSchema>;
-
-const fileSchema = z.object({
-  stream: z.string(),
-  /** Blob name inside the `exports` container: `{id}/{stream}.{ext}`. */
-  name: z.string(),
-  records: z.number(),
-  bytes: z.number(),
-  sha256: z.string(),
-  /** Activities the file took (ACTIVITY_SLICE_SECONDS each at most); absent in exports before slicing. */
-  slices: z.number().int().optional(),
-});
-export type StoredFile = z.infer<typeof fileSchema>;
 
 export const streamOutcomeSchema = z.union([
   z.object({ ok: z.literal(true), file: fileSchema }),

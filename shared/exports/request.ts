@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { refusedCallbackUrl } from '../net/callback';
 import type { Parsed } from '../net/accepted';
-import { EXPORT_FORMATS, type ExportFormat } from './formats';
+import { EXPORT_FORMATS, type ExportFormat } from './file';
 
 /** The largest request body the export webhook reads. */
 export const MAX_BODY_BYTES = 16 * 1024;

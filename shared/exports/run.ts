@@ -17,7 +17,9 @@ import {
   type StreamSlice,
   type StreamTask,
 } from './orchestration';
+import { writeSlice } from './slices';
 import type { DownloadLink } from './storage';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /** `{id}/controls.csv` → `controls.csv`: what callers call a file. */
 const fileName = (blobName: string) => blobName.slice(blobName.indexOf('/') + 1);
@@ -34,7 +36,7 @@ export async function runExportStream(
   const stream = (await setup.streams()).find((s) => s.name === task.stream);
   if (!stream) return { ok: false, stream: task.stream, error: `stream ${task.stream} is no longer defined` };
   try {
-    const outcome = await setup.storage.writeSlice(graphql, stream, task, {
+    const outcome = await writeSlice(setup.storage, graphql, stream, task, {
       deadlineMs: setup.clock.now() + setup.sliceSeconds * 1000,
       clock: setup.clock,
     });

@@ -1,8 +1,9 @@
 import { noCounts } from '../changes';
 import { actionFor } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
-import { extensionOf } from './formats';
+import { extensionOf } from './file';
 import type { ExportInput, StreamOutcome } from './orchestration';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * An export's summary from its streams' outcomes: records per stream, and the first failure's fix. Without

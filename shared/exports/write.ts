@@ -13,7 +13,8 @@ import { recordPath, type StreamDefinition } from '../streams';
 import { recordKeys } from '../streams/document';
 import { prefetch } from '../graphql/prefetch';
 import { csvColumns } from './columns';
-import { encoderFor, type ExportFormat, type TextFormat } from './formats';
+import { encoderFor, type TextFormat } from '../formats/text';
+import type { ExportFormat } from './file';
 
 /** Loaded on first use: only Parquet exports pay for the writer. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -4,8 +4,6 @@ import type { TenantGraphqlClient } from './client';
 import { sizeRefusal } from './limits';
 import { getPath, pathGetter } from '../streams/paths';
 
-export { getPath, pathGetter } from '../streams/paths';
-
 export interface Page {
   /** 1-based. */
   number: number;

@@ -31,6 +31,7 @@ import { checkImport, importHash, maxBodyBytes, parseImportShape } from './reque
 import { publicImport } from './run';
 import type { ImportSetup } from './setup';
 import { batchDigest } from './store';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /** The import's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
 export function importStateOf(instance: DurableOrchestrationStatus): ImportState | undefined {

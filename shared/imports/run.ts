@@ -15,6 +15,7 @@ import {
 import { batchDigest, type ImportBatch, type ImportStore, type ItemState } from './store';
 import { IntegrationError, type ErrorCode } from '../errors';
 import { errorCodeSchema } from '../error-codes';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);

@@ -15,6 +15,7 @@ import { loadOperations, type ImportOperation } from './operations';
 import type { ImportInput } from './orchestration';
 import { IMPORT_SETTINGS } from './settings';
 import { AzureImportStore, type ImportBatch, type ImportStore } from './store';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /** The import webhook's parts, built once per process from configuration. */
 /** What the import's activities need of their host: the shared parts and the import's own set-up. */

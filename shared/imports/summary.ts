@@ -2,6 +2,7 @@ import { actionFor, type ErrorCode } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
 import type { Counts } from './apply';
 import type { ImportInput } from './orchestration';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * An import's summary: its items' outcomes and the first failures by the caller's key. Succeeded only when every

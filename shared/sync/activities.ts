@@ -22,6 +22,7 @@ import {
   syncStream,
   type StreamResult,
 } from './run';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The sync orchestration's activities (functions/sync-*.ts register them under SYNC's names). Each parses its

@@ -8,6 +8,7 @@ import { partOf } from '../config';
 import type { RunKind } from '../runs/kind';
 import { SYNC_SETTINGS } from './settings';
 import { neverReady, readiness } from './order';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {

@@ -5,6 +5,7 @@ import { IntegrationError, problem, retryAfterOf } from '../errors';
 import type { Host } from '../host';
 import { sweepStoppedRuns, type SweepHost } from '../runs/sweep';
 import { SYNC, syncInstanceId, type SyncStatus } from './orchestration';
+import './errors'; // the feature's codes, declared before any is named or read
 
 /** What starting a sync needs of its host: the sweep's, the configuration and its traces. */
 export type SyncStartHost = SweepHost & Pick<Host, 'config' | 'traced'>;

@@ -48,6 +48,7 @@ const CHILD = `
 const { createServer } = require('node:http');
 const { BlobServiceClient } = require('@azure/storage-blob');
 const { ExportStorage } = require(${JSON.stringify(`${DIST}/shared/exports/storage.js`)});
+const { writeStream } = require(${JSON.stringify(`${DIST}/shared/exports/slices.js`)});
 const { TenantGraphqlClient } = require(${JSON.stringify(`${DIST}/shared/graphql/client.js`)});
 const { parseStreams } = require(${JSON.stringify(`${DIST}/shared/streams/index.js`)});
 const { connectionString, late, id, records } = JSON.parse(process.argv[1]);
@@ -85,7 +86,7 @@ server.listen(0, '127.0.0.1', async () => {
   });
   try {
     const storage = new ExportStorage(service, () => service);
-    const stored = await storage.writeStream(graphql, stream, { id, format: 'parquet', gzip: false });
+    const stored = await writeStream(storage, graphql, stream, { id, format: 'parquet', gzip: false });
     process.stdout.write(JSON.stringify({ stored, stagedBeforeLastPage }));
   } finally {
     server.close();

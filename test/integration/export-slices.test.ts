@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { ExportStorage } from '../../shared/exports/storage';
+import { writeSlice } from '../../shared/exports/slices';
 import { TenantGraphqlClient } from '../../shared/graphql/client';
 import { resolveStreams } from '../../sandbox/streams';
 import { eventually } from '../helpers/host';
@@ -129,16 +130,17 @@ describe('exports sliced by ACTIVITY_SLICE_SECONDS', () => {
     // A clock that moves a step per look: a slice stops after a few pages, whatever the machine's speed.
     let t = 0;
     const clock = { now: () => t++ };
-    const first = await storage.writeSlice(graphql, stream, { ...task, slice: 0 }, { deadlineMs: 3, clock });
+    const first = await writeSlice(storage, graphql, stream, { ...task, slice: 0 }, { deadlineMs: 3, clock });
     expect(first).toEqual({ more: { stream: 'reports', slice: 0, records: expect.any(Number) } });
     // The same slice again (a replayed activity): the same answer, nothing written again.
     expect(
-      await storage.writeSlice(graphql, stream, { ...task, slice: 0 }, { deadlineMs: 3, clock }),
+      await writeSlice(storage, graphql, stream, { ...task, slice: 0 }, { deadlineMs: 3, clock }),
     ).toEqual(first);
     // Slice 1 fails part-way (the tenant answers 400 on its fourth request): an error, nothing committed.
     await stack.sb.hook('faults', { route: 'graphql', status: 400, after: 3, count: 1 });
     await expect(
-      storage.writeSlice(
+      writeSlice(
+        storage,
         graphql,
         stream,
         { ...task, slice: 1 },
@@ -147,7 +149,8 @@ describe('exports sliced by ACTIVITY_SLICE_SECONDS', () => {
     ).rejects.toThrow();
     await stack.sb.hook('faults/clear');
     // Run again from the same cursor, to the end.
-    const last = await storage.writeSlice(
+    const last = await writeSlice(
+      storage,
       graphql,
       stream,
       { ...task, slice: 1 },
@@ -156,7 +159,7 @@ describe('exports sliced by ACTIVITY_SLICE_SECONDS', () => {
     expect(last).toEqual({
       done: expect.objectContaining({ stream: 'reports', records: RECORDS, slices: 2 }),
     });
-    expect(await storage.writeSlice(graphql, stream, { ...task, slice: 1 }, { clock })).toEqual(last);
+    expect(await writeSlice(storage, graphql, stream, { ...task, slice: 1 }, { clock })).toEqual(last);
     const text = (
       await stack
         .blobService()

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { csvColumns } from '../../shared/exports/columns';
-import { csvCell, encoderFor } from '../../shared/exports/formats';
+import { csvCell, encoderFor } from '../../shared/formats/text';
 import { ConfigError } from '../../shared/errors';
 import type { StreamDefinition } from '../../shared/streams';
 import { resolveStreams } from '../../sandbox/streams';

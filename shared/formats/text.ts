@@ -1,13 +1,7 @@
-import { pathGetter } from '../graphql/pager';
+import { pathGetter } from '../streams/paths';
 
-export const EXPORT_FORMATS = ['ndjson', 'csv', 'json', 'parquet'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-/** The formats written as text, page by page; Parquet is written by shared/formats/parquet/. */
-export type TextFormat = Exclude<ExportFormat, 'parquet'>;
-
-/** Parquet compresses inside (snappy): it is never gzipped. */
-export const extensionOf = (format: ExportFormat, gzip: boolean) =>
-  format === 'parquet' ? 'parquet' : `${format}${gzip ? '.gz' : ''}`;
+/** The formats written as text, page by page (Parquet is written by ./parquet/). */
+export type TextFormat = 'ndjson' | 'csv' | 'json';
 
 /** Turns pages of records into the text of one file, piece by piece (nothing holds the whole export). */
 export interface RecordEncoder {
@@ -19,7 +13,7 @@ export interface RecordEncoder {
 }
 
 /**
- * `continuing`: the file was begun by an earlier slice of the export (shared/exports/storage.ts), so its start (CSV's
+ * `continuing`: the file was begun earlier (an earlier slice of an export), so its start (CSV's
  * header, JSON's `[`) is not written again, and JSON's next record follows a comma if one was written before.
  */
 export function encoderFor(
