@@ -12,7 +12,7 @@ const FLOORS = [
   ['formats', 'telemetry'],
   ['net'],
   ['durable', 'secrets', 'graphql'],
-  ['state', 'catalog'],
+  ['state', 'catalog', 'request-reply'],
   ['sinks', 'auth', 'runs'],
   ['access', 'settings'],
   ['host', 'feature'],

@@ -8,7 +8,7 @@ import { applyBatch, type Counts } from '../shared/imports/apply';
 import { loadOperations } from '../shared/imports/operations';
 import { IMPORT_SETTINGS } from '../shared/imports/settings';
 import { parseImportRequest } from '../shared/imports/request';
-import { itemResults } from '../shared/imports/run';
+import { itemResults } from '../shared/imports/reply';
 import { MemoryImportStore } from '../shared/imports/store';
 import { parse, UsageError } from './args';
 import { describeTarget, resolveTenant } from './context';

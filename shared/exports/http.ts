@@ -1,53 +1,23 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
-import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
 import { isRunning, readInstance, durableCall } from '../durable';
 import {
-  acceptedAnswer,
   callerScope,
   claimOrReplay,
   parseIdempotencyKey,
-  POLL_SECONDS,
   readJsonText,
-  resourceUrl,
   signatureProblem,
-  stoppedEarly,
 } from '../net/accepted';
+import { acceptedReply, replayReply, statusReply } from '../request-reply';
 import { problem } from '../errors';
-import {
-  EXPORT,
-  exportInputSchema,
-  exportInstanceId,
-  exportState,
-  exportStateSchema,
-  type ExportInput,
-  type ExportState,
-} from './orchestration';
+import { EXPORT, exportInstanceId, type ExportInput } from './orchestration';
 import { MAX_BODY_BYTES, parseExportRequest, requestHash } from './request';
-import { REQUEST_ID } from '../ids';
-import { publicExport } from './run';
+import { exportReply } from './reply';
 import type { ExportSetup } from './setup';
 import './errors'; // the feature's codes, declared before any is named or read
 
 const BUSY_RETRY_SECONDS = 30;
-
-/** The export's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
-export function stateOf(instance: DurableOrchestrationStatus): ExportState | undefined {
-  const reported = exportStateSchema.safeParse(instance.customStatus);
-  const input = exportInputSchema.safeParse(instance.input);
-  let state: ExportState | undefined = reported.success ? reported.data : undefined;
-  if (!state && input.success) state = { ...exportState(input.data, {}, []), status: 'queued' };
-  if (!state) return undefined;
-  const stopped = stoppedEarly(instance, 'export');
-  if (stopped && state.status !== 'completed' && state.status !== 'failed')
-    return { ...state, status: 'failed', error: stopped };
-  return state;
-}
-
-function accepted(request: HttpRequest, id: string, status: string, replayed = false): HttpResponseInit {
-  const location = resourceUrl(request, 'exports', id);
-  return acceptedAnswer(location, { id, status, statusUrl: location }, replayed);
-}
 
 /**
  * POST /api/exports: checks the body (and signature, when required), honours Idempotency-Key, takes one of
@@ -94,10 +64,7 @@ export async function createExport(
       now,
       {
         noun: 'request',
-        replay: async (earlier) => {
-          const existing = await readInstance(client, exportInstanceId(earlier));
-          return existing && accepted(request, earlier, stateOf(existing)?.status ?? 'queued', true);
-        },
+        replay: (earlier) => replayReply(exportReply(setup), request, client, earlier),
       },
     );
     if (answer !== 'claimed') return answer;
@@ -145,25 +112,9 @@ export async function createExport(
     count: input.streams.length,
   });
   await setup.accepted(input);
-  return accepted(request, id, 'queued');
+  return acceptedReply(exportReply(setup), request, id, 'queued');
 }
 
 /** GET /api/exports/{id}: state and progress; when complete, a fresh 15-minute link per file. */
-export async function exportStatus(
-  request: HttpRequest,
-  client: DurableClient,
-  setup: ExportSetup,
-): Promise<HttpResponseInit> {
-  const id = request.params.id ?? '';
-  if (!REQUEST_ID.test(id))
-    return problem(400, 'invalid_request', 'the export id is not one this service issued');
-  const instance = await readInstance(client, exportInstanceId(id));
-  const state = instance && stateOf(instance);
-  if (!state) return problem(404, 'not_found', `no export ${id}`);
-  const busy = state.status === 'queued' || state.status === 'running';
-  return {
-    status: 200,
-    jsonBody: await publicExport(setup, state),
-    headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
-  };
-}
+export const exportStatus = (request: HttpRequest, client: DurableClient, setup: ExportSetup) =>
+  statusReply(exportReply(setup), request, client);

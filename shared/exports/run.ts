@@ -1,6 +1,5 @@
 import type { TenantGraphqlClient } from '../graphql/client';
-import { SignedPoster } from '../net/webhook';
-import { guardedPost } from '../net/callback';
+import { callbackReply } from '../request-reply';
 import { z } from 'zod';
 import type { ExportHost, ExportSetup } from './setup';
 import { exportSummary } from './summary';
@@ -18,11 +17,8 @@ import {
   type StreamTask,
 } from './orchestration';
 import { writeSlice } from './slices';
-import type { DownloadLink } from './storage';
+import { exportReply, fileName } from './reply';
 import './errors'; // the feature's codes, declared before any is named or read
-
-/** `{id}/controls.csv` → `controls.csv`: what callers call a file. */
-const fileName = (blobName: string) => blobName.slice(blobName.indexOf('/') + 1);
 
 /**
  * One slice of a stream to its blob, for up to ACTIVITY_SLICE_SECONDS: the file, or where it stands with more to
@@ -88,69 +84,17 @@ export async function finishExport(
   }
 }
 
-export interface PublicFile {
-  stream: string;
-  file: string;
-  records: number;
-  bytes: number;
-  sha256: string;
-  url?: string;
-  expiresAt?: string;
-}
-
-/** What callers see: the state, with a fresh 15-minute link per file when the export is complete. */
-export async function publicExport(setup: ExportSetup, state: ExportState) {
-  const { files, manifest, ...rest } = state;
-  if (state.status !== 'completed' || !files) return rest;
-  let links: DownloadLink[] = [];
-  let linksError: string | undefined;
-  try {
-    links = await setup.storage.links(
-      [...files.map((f) => f.name), ...(manifest ? [manifest] : [])],
-      setup.clock.now(),
-    );
-  } catch (err) {
-    linksError = `download links could not be signed: ${(err as Error).message.split('\n')[0]}`;
-    setup.logger.log('warn', 'export links failed', { reason: linksError });
-  }
-  const link = new Map(links.map((l) => [l.name, l]));
-  const manifestLink = manifest ? link.get(manifest) : undefined;
-  return {
-    ...rest,
-    files: files.map((f): PublicFile => {
-      const l = link.get(f.name);
-      return {
-        stream: f.stream,
-        file: fileName(f.name),
-        records: f.records,
-        bytes: f.bytes,
-        sha256: f.sha256,
-        ...(l ? { url: l.url, expiresAt: l.expiresAt } : {}),
-      };
-    }),
-    ...(manifestLink ? { manifestUrl: manifestLink.url } : {}),
-    ...(linksError ? { linksError } : {}),
-  };
-}
-
 /** The signed callback: the status body as GET shows it, POSTed the Standard Webhooks way. */
 export async function notifyExport(
   setup: ExportSetup,
   state: ExportState,
   callbackUrl: string,
 ): Promise<void> {
-  const poster = new SignedPoster(callbackUrl, {
+  await callbackReply(exportReply(setup), state, callbackUrl, {
     secret: setup.callbackSecret,
     clock: setup.clock,
-    post: guardedPost({ development: setup.development }),
-    refusedHint: 'check the callbackUrl and that the receiver uses the downstream webhook secret',
-    unavailableHint: "the export's status and links stay available from GET /api/exports/{id}",
+    development: setup.development,
   });
-  await poster.post(
-    `export/${state.id}/${state.status}`,
-    `export.${state.status}`,
-    await publicExport(setup, state),
-  );
 }
 
 /*

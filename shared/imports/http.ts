@@ -1,55 +1,25 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
-import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
 import { randomUUID } from 'node:crypto';
-import { readInstance, durableCall } from '../durable';
+import { durableCall } from '../durable';
 import {
-  acceptedAnswer,
   callerScope,
   claimOrReplay,
   parseIdempotencyKey,
-  POLL_SECONDS,
   readJsonText,
   replayOf,
-  resourceUrl,
   signatureProblem,
-  stoppedEarly,
 } from '../net/accepted';
+import { acceptedReply, replayReply, statusReply } from '../request-reply';
 import { IntegrationError, problem } from '../errors';
 import { boundsProblems, MAX_DEPTH, MAX_ITEM_BYTES } from './body-bounds';
 import type { ImportOperation } from './operations';
-import {
-  IMPORT,
-  IMPORT_ID,
-  importInputSchema,
-  importInstanceId,
-  importState,
-  importStateSchema,
-  type ImportInput,
-  type ImportState,
-} from './orchestration';
+import { IMPORT, importInstanceId, type ImportInput } from './orchestration';
 import { checkImport, importHash, maxBodyBytes, parseImportShape } from './request';
-import { publicImport } from './run';
+import { importReply } from './reply';
 import type { ImportSetup } from './setup';
 import { batchDigest } from './store';
 import './errors'; // the feature's codes, declared before any is named or read
-
-/** The import's state from its orchestration: queued until it has reported, failed if it stopped unexpectedly. */
-export function importStateOf(instance: DurableOrchestrationStatus): ImportState | undefined {
-  const reported = importStateSchema.safeParse(instance.customStatus);
-  const input = importInputSchema.safeParse(instance.input);
-  let state = reported.success ? reported.data : undefined;
-  if (!state && input.success) state = importState(input.data, 'queued');
-  if (!state) return undefined;
-  const stopped = stoppedEarly(instance, 'import');
-  if (stopped && state.state !== 'completed' && state.state !== 'failed')
-    return { ...state, state: 'failed', error: { code: 'run_stopped', message: stopped } };
-  return state;
-}
-
-function accepted(request: HttpRequest, id: string, state: string, replayed = false): HttpResponseInit {
-  const location = resourceUrl(request, 'imports', id);
-  return acceptedAnswer(location, { id, state, statusUri: location }, replayed);
-}
 
 /** The body's bounds, with the allow-list's variable counts where imports are on. */
 function importBounds(maxItems: number, operations: Map<string, ImportOperation> | undefined) {
@@ -125,10 +95,7 @@ export async function createImport(
     ...(webhookId ? [{ scope: `${caller}-webhook-id`, value: webhookId }] : []),
     ...(key.value ? [{ scope: caller, value: key.value }] : []),
   ];
-  const replay = async (earlier: string) => {
-    const existing = await readInstance(client, importInstanceId(earlier));
-    return existing && accepted(request, earlier, importStateOf(existing)?.state ?? 'queued', true);
-  };
+  const replay = (earlier: string) => replayReply(importReply(setup), request, client, earlier);
   for (const k of keys) {
     const answer = await replayOf(setup.keys, k.scope, k.value, record.bodyHash, now, {
       noun: 'import',
@@ -205,25 +172,9 @@ export async function createImport(
   }
   setup.logger.log('info', 'import started', { runId: id, operation: body.operation, count: input.total });
   await setup.accepted(input);
-  return accepted(request, id, 'queued');
+  return acceptedReply(importReply(setup), request, id, 'queued');
 }
 
 /** GET /api/imports/{id}: state, counts and a result per item. */
-export async function importStatus(
-  request: HttpRequest,
-  client: DurableClient,
-  setup: ImportSetup,
-): Promise<HttpResponseInit> {
-  const id = request.params.id ?? '';
-  if (!IMPORT_ID.test(id))
-    return problem(400, 'invalid_request', 'the import id is not one this service issued');
-  const instance = await readInstance(client, importInstanceId(id));
-  const state = instance && importStateOf(instance);
-  if (!state) return problem(404, 'not_found', `no import ${id}`);
-  const busy = !['completed', 'failed'].includes(state.state);
-  return {
-    status: 200,
-    jsonBody: await publicImport(setup, state),
-    headers: busy ? { 'retry-after': String(POLL_SECONDS) } : {},
-  };
-}
+export const importStatus = (request: HttpRequest, client: DurableClient, setup: ImportSetup) =>
+  statusReply(importReply(setup), request, client);

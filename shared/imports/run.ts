@@ -1,19 +1,13 @@
 import { z } from 'zod';
-import type { ImportHost, ImportSetup } from './setup';
-import { guardedPost } from '../net/callback';
-import { SignedPoster } from '../net/webhook';
+import type { ImportHost } from './setup';
+import { callbackReply } from '../request-reply';
+import { countsFrom, importReply, itemResults, type ItemResult } from './reply';
 import { importSummary } from './summary';
 import { endRunSpan } from '../telemetry';
-import { applyBatch, countsOf, skipRest, type ApplyResult, type Counts } from './apply';
-import {
-  IMPORT_RUN,
-  importInputSchema,
-  importStateSchema,
-  type ImportState,
-  type SessionCheck,
-} from './orchestration';
-import { batchDigest, type ImportBatch, type ImportStore, type ItemState } from './store';
-import { IntegrationError, type ErrorCode } from '../errors';
+import { applyBatch, skipRest, type ApplyResult, type Counts } from './apply';
+import { IMPORT_RUN, importInputSchema, importStateSchema, type SessionCheck } from './orchestration';
+import { batchDigest } from './store';
+import { IntegrationError } from '../errors';
 import { errorCodeSchema } from '../error-codes';
 import './errors'; // the feature's codes, declared before any is named or read
 
@@ -22,52 +16,6 @@ import './errors'; // the feature's codes, declared before any is named or read
  * it also hands back after ACTIVITY_SLICE_SECONDS.
  */
 export const ACTIVITY_ITEMS = 1_000;
-
-export interface ItemResult {
-  key: string;
-  state: ItemState;
-  code?: ErrorCode;
-  message?: string;
-}
-
-/**
- * Every item's result, in the order posted: its key, its state, and for a failure the tenant's message. Reads the
- * keys and the ledger, never the items' variables (unless given the batch, as the CLI is).
- */
-export async function itemResults(
-  store: ImportStore,
-  id: string,
-  batch?: ImportBatch,
-): Promise<ItemResult[]> {
-  return (await resultsOf(store, id, batch)) ?? [];
-}
-
-/** As `itemResults`; undefined once the import's items and results have expired. */
-async function resultsOf(store: ImportStore, id: string, batch?: ImportBatch) {
-  const [keys, { outcomes }] = await Promise.all([
-    batch ? batch.items.map((i) => i.key) : store.keys(id),
-    store.progress(id),
-  ]);
-  return keys?.map((key, i): ItemResult => {
-    const o = outcomes.get(i);
-    return {
-      key,
-      state: o?.state ?? 'pending',
-      ...(o?.code ? { code: o.code } : {}),
-      ...(o?.message ? { message: o.message } : {}),
-    };
-  });
-}
-
-/** What callers see (GET /api/imports/{id}, the callback): the state, its counts and a result per item. */
-export async function publicImport(setup: ImportSetup, state: ImportState) {
-  const results = await resultsOf(setup.store, state.id);
-  // Past IMPORTS_RETENTION_DAYS only the import's own counts remain.
-  if (!results) return { ...state, results: [], resultsExpired: true };
-  return { ...state, counts: state.state === 'queued' ? state.counts : countsFrom(results), results };
-}
-
-const countsFrom = (results: ItemResult[]) => countsOf(results.length, results);
 
 /** Items that need someone's attention: refused, or of unknown outcome (first 20, in the order posted). */
 const failuresOf = (results: ItemResult[]) =>
@@ -197,17 +145,10 @@ export async function importNotifyActivity(app: ImportHost, raw: unknown): Promi
   const { state, callbackUrl } = notifyInput.parse(raw);
   await app.traced('import callback', { runId: state.id }, async () => {
     const setup = app.imports();
-    const poster = new SignedPoster(callbackUrl, {
+    await callbackReply(importReply(setup), state, callbackUrl, {
       secret: setup.callbackSecret,
       clock: setup.clock,
-      post: guardedPost({ development: setup.development }),
-      refusedHint: 'check the callbackUrl and that the receiver uses the downstream webhook secret',
-      unavailableHint: "the import's status stays available from GET /api/imports/{id}",
+      development: setup.development,
     });
-    await poster.post(
-      `import/${state.id}/${state.state}`,
-      `import.${state.state}`,
-      await publicImport(setup, state),
-    );
   });
 }

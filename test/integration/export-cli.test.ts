@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PublicFile } from '../../shared/exports/run';
+import type { PublicFile } from '../../shared/exports/reply';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { runCli } from '../helpers/cli';
 import { readExportFile } from '../helpers/export-file';

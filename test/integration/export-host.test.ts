@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:https';
-import type { PublicFile } from '../../shared/exports/run';
+import type { PublicFile } from '../../shared/exports/reply';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { readExportFile } from '../helpers/export-file';
 import { eventually } from '../helpers/host';
