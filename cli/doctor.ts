@@ -1,5 +1,6 @@
 import { createAccessLayer } from '../shared/access';
-import { doctorFailed, runDoctor, type Check } from '../shared/doctor/checks';
+import { FEATURE_CHECKS } from '../shared/app';
+import { doctorFailed, runDoctor, type Check } from '../shared/doctor';
 import { ConfigError } from '../shared/errors';
 import { parse } from './args';
 import { describeTarget, resolveTenant } from './context';
@@ -17,6 +18,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
     checks = await runDoctor(target.config, createAccessLayer(target.config), {
       embeddedSandbox: target.source === 'embedded',
       localSandbox: target.source !== 'configured',
+      checks: FEATURE_CHECKS,
     });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

@@ -5,8 +5,8 @@ import { getRun, listRuns } from '../shared/admin/runs';
 import { statusPage } from '../shared/admin/status-page';
 import { statusView } from '../shared/admin/status';
 import { STATUS_PAGE_CSP } from '../shared/admin/sync-now';
-import { appContext, httpDoor } from '../shared/app';
-import { doctorFailed, runDoctor } from '../shared/doctor/checks';
+import { appContext, FEATURE_CHECKS, httpDoor } from '../shared/app';
+import { doctorFailed, runDoctor } from '../shared/doctor';
 
 /**
  * The admin surface (shared/admin/): the health probe, and behind the admin key the admin and status pages, the
@@ -94,7 +94,7 @@ app.http('manageDoctor', {
   authLevel: 'admin',
   handler: httpDoor('doctor', async () => {
     const ctx = appContext();
-    const checks = await runDoctor(ctx.config, ctx.access());
+    const checks = await runDoctor(ctx.config, ctx.access(), { checks: FEATURE_CHECKS });
     return { jsonBody: { ok: !doctorFailed(checks), checks }, headers: { 'cache-control': 'no-store' } };
   }),
 });

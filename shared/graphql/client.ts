@@ -1,8 +1,6 @@
-import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
 import {
-  GraphqlErrors,
   IntegrationError,
   LoginRequired,
   OutcomeUnknown,
@@ -16,6 +14,8 @@ import { Pacer, type HeaderOf } from '../net/pacer';
 import { DEFAULT_RETRY, isTransientStatus, retryAfterMs, withRetries, type RetryPolicy } from '../net/retry';
 import { inSpan, setFields, SpanKind } from '../telemetry';
 import type { Span } from '@opentelemetry/api';
+import { bodyOf, graphqlErrors, resultOf, type Answer } from './answer';
+import { analyseDocument, type Analysed } from './document';
 
 /** Where bearer tokens come from: the M2M provider (read-only) or the delegated session (a person). */
 export interface TokenSource {
@@ -53,35 +53,8 @@ export interface RequestOptions<T> {
   maxAnswerBytes?: number;
 }
 
-interface Analysed {
-  operation: string;
-  /** The operation's own name, sent as `operationName`; absent for an anonymous one. */
-  name?: string;
-  isMutation: boolean;
-}
-
-const MAX_CACHED_DOCUMENTS = 200;
 /** The longest a Retry-After stops every request of the credential (a longer one is retried at this). */
 const MAX_PACED_WAIT_MS = 60_000;
-
-/** A GraphQL-over-HTTP answer's body: `data` and/or `errors`. */
-interface GraphqlBody {
-  data?: unknown;
-  errors?: unknown[];
-}
-
-/** What one request came to: the status, Retry-After, and the GraphQL body when the answer had one. */
-interface Answer {
-  status: number;
-  retryAfter: string | null;
-  body?: GraphqlBody;
-  header?: HeaderOf;
-}
-
-const bodyOf = (data: unknown, errors: unknown): GraphqlBody | undefined =>
-  data === undefined && (errors === undefined || errors === null)
-    ? undefined
-    : { data, errors: Array.isArray(errors) ? errors : undefined };
 
 /**
  * GraphQL over HTTP (POST, JSON) with the service's rules (docs/service-rules.md): a bearer token per request, M2M tokens never sent
@@ -116,37 +89,8 @@ export class TenantGraphqlClient {
     this.rateLimitPatienceMs = options.rateLimitPatienceMs ?? 300_000;
   }
 
-  private analyse(document: string): Analysed {
-    let analysed = this.documents.get(document);
-    if (analysed) return analysed;
-    let ast: DocumentNode;
-    try {
-      ast = parse(document);
-    } catch (err) {
-      throw new RequestRefused(
-        'invalid_document',
-        `GraphQL document does not parse: ${(err as Error).message}`,
-        { cause: err },
-      );
-    }
-    const ops = ast.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-    if (ops.length !== 1)
-      throw new RequestRefused(
-        'invalid_document',
-        `GraphQL document must hold exactly one operation (found ${ops.length})`,
-      );
-    analysed = {
-      operation: ops[0].name?.value ?? `anonymous ${ops[0].operation}`,
-      name: ops[0].name?.value,
-      isMutation: ops[0].operation === 'mutation',
-    };
-    if (this.documents.size >= MAX_CACHED_DOCUMENTS) this.documents.clear();
-    this.documents.set(document, analysed);
-    return analysed;
-  }
-
   async request<T = unknown>(document: string, options: RequestOptions<T> = {}): Promise<T> {
-    const { operation, name, isMutation } = this.analyse(document);
+    const { operation, name, isMutation } = analyseDocument(this.documents, document);
     // M2M credentials are read-only (docs/service-rules.md#credentials). Refuse before anything reaches the network.
     if (isMutation && this.tokens.kind === 'm2m') {
       throw new RequestRefused(
@@ -261,10 +205,21 @@ export class TenantGraphqlClient {
                 this.endpoint,
                 `${operation}: response is not a GraphQL JSON result`,
               );
-            return { done: this.result(operation, status, body.data, body.errors, options.schema) };
+            return {
+              done: resultOf(
+                this.endpoint,
+                this.logger,
+                operation,
+                status,
+                body.data,
+                body.errors,
+                options.schema,
+              ),
+            };
           }
           if (!isTransientStatus(status)) {
-            if (body?.errors?.length) throw this.errors(operation, body.errors, body.data, status);
+            if (body?.errors?.length)
+              throw graphqlErrors(this.logger, operation, body.errors, body.data, status);
             throw new UpstreamError(
               'upstream_rejected',
               this.endpoint,
@@ -400,59 +355,5 @@ export class TenantGraphqlClient {
       if (answered) return { ...answered };
       throw err;
     }
-  }
-
-  private result<T>(
-    operation: string,
-    status: number,
-    data: unknown,
-    errors: ReadonlyArray<unknown> | undefined,
-    schema?: z.ZodType<T>,
-  ): T {
-    if (errors?.length) throw this.errors(operation, errors, data, status);
-    if (data === null || data === undefined) {
-      throw new UpstreamError(
-        'upstream_malformed',
-        this.endpoint,
-        `${operation}: response has neither data nor errors`,
-      );
-    }
-    if (!schema) return data as T;
-    const parsed = schema.safeParse(data);
-    if (!parsed.success) {
-      const fields = parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.')}: ${i.message}`)
-        .join('; ');
-      throw new UpstreamError(
-        'upstream_malformed',
-        this.endpoint,
-        `${operation}: unexpected data (${fields})`,
-      );
-    }
-    return parsed.data;
-  }
-
-  private errors(
-    operation: string,
-    raw: ReadonlyArray<unknown>,
-    data: unknown,
-    status: number,
-  ): GraphqlErrors {
-    const errors = raw.map((e) => {
-      const o = (e ?? {}) as { message?: unknown; path?: unknown; extensions?: { code?: unknown } };
-      return {
-        message: typeof o.message === 'string' ? o.message : 'unknown error',
-        code: typeof o.extensions?.code === 'string' ? o.extensions.code : undefined,
-        path: Array.isArray(o.path) ? (o.path as Array<string | number>) : undefined,
-      };
-    });
-    this.logger.log('warn', 'graphql errors', {
-      operation,
-      status,
-      count: errors.length,
-      code: errors[0]?.code,
-    });
-    return new GraphqlErrors(operation, errors, data ?? null, { upstreamStatus: status });
   }
 }
