@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { resolveStreams } from '../sandbox/streams';
-import { syncAll } from '../shared/sync/run';
+import { syncAll } from '../shared/sync/run-steps';
 import { changeJson, type Change } from '../shared/changes';
 import { BlobSink, DirectorySink, type ChangeSink } from '../shared/sinks';
 import { BlobSyncStateStore } from '../shared/sync/blob-state';
@@ -51,6 +51,7 @@ class CountingSink implements ChangeSink {
   }
   async endStream() {}
   async finish() {}
+  async close() {}
 }
 
 async function main() {

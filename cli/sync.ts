@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { ConfigError } from '../shared/errors';
 import { runCatalog } from '../shared/catalog';
-import { streamsOf, syncAll } from '../shared/sync/run';
+import { streamsOf, syncAll } from '../shared/sync/run-steps';
 import { sinksFor } from '../shared/sinks';
 import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/setup';

@@ -72,10 +72,10 @@ export function appContext(): App {
     // Files the settings name (config/…) are the package's: resolved against the app's folder, wherever the host
     // starts the worker.
     const config = loadConfig(process.env, { cwd: appRoot(__dirname) });
-    // The worker's heap held as the CLI's sync holds it (shared/node-flags.ts): a 1 M-record sync peaked ~70 MB lower.
+    // The worker's heap held as the CLI's sync holds it (shared/node-flags.ts).
     applyAppHeapFlags(process.execArgv, process.env.NODE_OPTIONS);
     const tracing = Boolean(config.telemetry.otlpEndpoint || config.telemetry.appInsightsConnectionString);
-    // The telemetry SDK (~175 ms of a cold start) loads at the first span or log record, not with the first
+    // The telemetry SDK loads at the first span or log record (docs/benchmarks.md, "Cold start"), not with the first
     // invocation: a health probe or a status page answers without it (`npm run bench -- coldstart`).
     let telemetry: Telemetry | undefined;
     let telemetryLoaded = !tracing;

@@ -4,9 +4,8 @@ import { setFlagsFromString } from 'node:v8';
  * The V8 flags a process that runs a sync is given. A sync reads a stream's every record in one long pass, and what
  * outlives a request (a page waiting, a block upload in flight) is promoted and then kept until V8's next full
  * collection, which by default waits for the old generation to grow by a factor of up to 4. With the young
- * generation at 4 MB a half instead of 16, and the old one collected once it has grown by 10 %, a 1 M-record full
- * pass through the blob sink peaked at ~133 MB instead of ~145 (and ~121 with --optimize-for-size, which cost a first
- * run a third more CPU): docs/benchmarks.md, "An old generation collected sooner".
+ * generation at 4 MB a half instead of 16, and the old one collected once it has grown by 10 %, a long pass peaks
+ * lower (docs/benchmarks.md, "An old generation collected sooner").
  */
 export const SYNC_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=10'];
 const [YOUNG_GENERATION, OLD_GENERATION_GROWTH] = SYNC_NODE_FLAGS;

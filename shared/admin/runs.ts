@@ -7,17 +7,19 @@ import { runKindName } from '../runs/summary';
 /** What the run-history routes need of their host. */
 export type RunsHost = Pick<Host, 'runs' | 'config' | 'runKinds'>;
 
-const listQuery = z
-  .object({
-    kind: runKindName.optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    before: z.iso.datetime().optional(),
-  })
-  .strict();
+/** The query, with `kind` one of the kinds of run the features declare. */
+const listQuery = (kinds: readonly string[]) =>
+  z
+    .object({
+      kind: runKindName.refine((k) => kinds.includes(k), `one of ${kinds.join(', ')}`).optional(),
+      limit: z.coerce.number().int().min(1).max(100).default(20),
+      before: z.iso.datetime().optional(),
+    })
+    .strict();
 
 /** GET /api/manage/runs?kind=&limit=&before= — newest first; `next` pages on with `before`. */
 export async function listRuns(request: HttpRequest, app: RunsHost): Promise<HttpResponseInit> {
-  const parsed = listQuery.safeParse(Object.fromEntries(request.query.entries()));
+  const parsed = listQuery(Object.keys(app.runKinds)).safeParse(Object.fromEntries(request.query.entries()));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
     return problem(400, 'invalid_request', problems.join('; '), { members: { problems } });

@@ -16,7 +16,6 @@ import {
   type StreamSlice,
   type StreamTask,
 } from './orchestration';
-import { writeSlice } from './slices';
 import { exportReply, fileName } from './reply';
 import './errors'; // the feature's codes, declared before any is named or read
 
@@ -32,6 +31,8 @@ export async function runExportStream(
   const stream = (await setup.streams()).find((s) => s.name === task.stream);
   if (!stream) return { ok: false, stream: task.stream, error: `stream ${task.stream} is no longer defined` };
   try {
+    // Loaded on first use: the writer's parts (graphql's parser, the encoders) are not a registration's cost.
+    const { writeSlice } = await import('./slices');
     const outcome = await writeSlice(setup.storage, graphql, stream, task, {
       deadlineMs: setup.clock.now() + setup.sliceSeconds * 1000,
       clock: setup.clock,

@@ -98,7 +98,7 @@ export async function writeExportStream(
         startCursor: options.continueFrom?.cursor ?? null,
         abortSignal: options.abortSignal,
       }),
-      // A Parquet row group is written a column per turn (~4 ms in all, shared/formats/parquet/hyparquet-adapter.ts): pages go on
+      // A Parquet row group is written a column per turn (shared/formats/parquet/hyparquet-adapter.ts): pages go on
       // arriving meanwhile, and with two waiting the next would be asked for only after it.
       parquet ? 6 : 2,
     )) {

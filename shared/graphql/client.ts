@@ -1,12 +1,6 @@
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock';
-import {
-  IntegrationError,
-  LoginRequired,
-  OutcomeUnknown,
-  RequestRefused,
-  UpstreamError,
-} from '../errors';
+import { IntegrationError, LoginRequired, OutcomeUnknown, RequestRefused, UpstreamError } from '../errors';
 import { silentLogger, type Logger } from '../log';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { fetchPost, neverSent, nodePost, type PostText } from '../net/http';
@@ -141,7 +135,7 @@ export class TenantGraphqlClient {
           const started = Date.now();
           let res: Answer;
           try {
-            // The attempt's timeout is the transport's own timer (no AbortController per attempt, ~8 µs of CPU each).
+            // The attempt's timeout is the transport's own timer (no AbortController per attempt).
             res = await this.send(document, name, options.variables, token, {
               abortSignal: options.abortSignal,
               timeoutMs: options.timeoutMs ?? this.timeoutMs,
@@ -310,9 +304,9 @@ export class TenantGraphqlClient {
       });
       answered = { status: res.status, retryAfter: res.header('retry-after'), header: res.header };
       const type = res.header('content-type');
-      // graphql-request reads only status, ok, headers.get('content-type') and text() of an answer. A real
-      // Response would copy the text into a byte stream and decode it again, per page (bench/sync: ~0.3 ms of each
-      // page's turn); building a Headers per answer cost ~15 µs of CPU per request, measured beside bench/import.
+      // graphql-request reads only status, ok, headers.get('content-type') and text() of an answer: a real Response
+      // would copy the text into a byte stream and decode it again per page, and build Headers per answer
+      // (docs/benchmarks.md, "Sync").
       const answer: Pick<Response, 'status' | 'ok' | 'text'> & { headers: Pick<Headers, 'get'> } = {
         status: res.status,
         ok: res.status >= 200 && res.status < 300,

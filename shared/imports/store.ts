@@ -204,7 +204,7 @@ export class AzureImportStore implements ImportStore {
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
     }
-    // Imports stored before the keys were kept apart read them from the items; neither there: expired.
+    // An import whose keys are not kept apart has them in its items (the earlier layout); neither there: expired.
     try {
       return (await this.batch(id)).items.map((i) => i.key);
     } catch (err) {

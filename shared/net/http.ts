@@ -55,14 +55,14 @@ interface Target {
   options: Pick<ReturnType<typeof urlToHttpOptions>, 'protocol' | 'hostname' | 'port' | 'path' | 'auth'>;
 }
 
-// A client posts to one or two endpoints all its life: each URL is parsed once, not per request (`new URL` and
-// node:http's conversion of it were ~4 µs of CPU per request, measured beside bench/import).
+// A client posts to one or two endpoints all its life: each URL is parsed once, not per request (docs/benchmarks.md,
+// "Import").
 const targets = new Map<string, Target>();
 function targetOf(url: string): Target {
   let target = targets.get(url);
   if (!target) {
     const parsed = new URL(url);
-    // Only what a request needs: node:http took ~5 µs longer with every field of the parsed URL (href, search, …).
+    // Only what a request needs: node:http takes longer with every field of the parsed URL (href, search, …).
     const { protocol, hostname, port, path, auth } = urlToHttpOptions(parsed);
     target = {
       secure: protocol === 'https:',
@@ -101,8 +101,8 @@ function markUnsent(err: unknown): void {
 }
 
 /**
- * POST over node:http(s) with kept-alive connections. Measured against `fetch` (bench/sync's raw loop,
- * 100 k records): a third of the CPU and half the peak RSS, because fetch builds web streams per request.
+ * POST over node:http(s) with kept-alive connections, not `fetch`, which builds web streams per request
+ * (docs/benchmarks.md, "Sync").
  * Network errors, resets and aborts reject; any HTTP status resolves.
  */
 export const nodePost: PostText = (url, body, options) =>

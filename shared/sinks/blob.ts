@@ -101,6 +101,9 @@ export class BlobSink implements ChangeSink {
     }
   }
 
+  /** Nothing held open: its clients close with the process. */
+  async close(): Promise<void> {}
+
   async finish(manifest: RunManifest): Promise<void> {
     const blob = await this.blob(manifest.tenant, manifest.runId, 'manifest.json');
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
@@ -111,9 +114,8 @@ export class BlobSink implements ChangeSink {
 }
 
 /**
- * One page's lines, gzipped into a buffer of about their size. zlib's default output chunk is 16 KiB, and a page of
- * one change kept all of it until the collector ran: in a daily full pass at 1 M records (a thousand small pages)
- * that was ~13 MB of the pass's peak (docs/benchmarks.md).
+ * One page's lines, gzipped into a buffer of about their size: zlib's default output chunk is 16 KiB, which a page of
+ * one change would keep whole until the collector ran (docs/benchmarks.md).
  */
 const gzipPage = (text: string) =>
   gzipSync(text, { chunkSize: Math.min(16 * 1024, Math.max(64, Buffer.byteLength(text) + 64)) });
@@ -130,10 +132,17 @@ export const blobSink: SinkModule = {
     settings.storage ? undefined : 'the blob sink needs storage (AzureWebJobsStorage)',
   create: (_spec, context) =>
     new BlobSink(
-      context.blobService?.() ?? storageService().blobService(context.config),
+      context.clients?.blobService?.() ?? storageService().blobService(context.config),
       partOf(context.config, SINK_OUTPUT).format,
       partOf(context.config, SINK_OUTPUT).rejectedRecords,
     ),
   // Reaching Blob Storage with the app's identity is the storage check's; nothing else is the sink's own.
   doctor: async () => ({ state: 'ok', found: 'Blob Storage: see the storage check' }),
 };
+
+declare module './types' {
+  interface SinkClients {
+    /** Blob Storage, for the blob and delta sinks. */
+    blobService: () => BlobServiceClient;
+  }
+}

@@ -1,4 +1,11 @@
-import type { ChangeBatch, ChangeSink, RunManifest, WriteOutcome } from './types';
+import {
+  isGrouping,
+  type ChangeBatch,
+  type ChangeSink,
+  type GroupingSink,
+  type RunManifest,
+  type WriteOutcome,
+} from './types';
 
 /** A record any sink set aside counts once: the most any one sink set aside. */
 const most = (outcomes: Array<WriteOutcome | void>): WriteOutcome | void => {
@@ -16,20 +23,29 @@ const most = (outcomes: Array<WriteOutcome | void>): WriteOutcome | void => {
   return { rejected, held: true, ...(stored ? { stored } : {}) };
 };
 
-/** Several sinks as one: a page counts as written when every sink has it. */
-export class MultiSink implements ChangeSink {
+/**
+ * Several sinks as one: a page counts as written when every sink has it. It groups (holds pages) as its grouping
+ * members do: `hold` reaches them, `flush` and `drop` only them.
+ */
+export class MultiSink implements GroupingSink {
+  readonly groups = true as const;
   readonly description: string;
   constructor(readonly sinks: ChangeSink[]) {
     this.description = sinks.map((s) => s.description).join(' + ');
   }
   async write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal; hold?: boolean }) {
-    return most(await Promise.all(this.sinks.map((s) => s.write(batch, options))));
+    const plain = { abortSignal: options?.abortSignal };
+    return most(
+      await Promise.all(
+        this.sinks.map((s) => (isGrouping(s) ? s.write(batch, options) : s.write(batch, plain))),
+      ),
+    );
   }
   async flush(runId: string, stream: string) {
-    return most(await Promise.all(this.sinks.map((s) => s.flush?.(runId, stream))));
+    return most(await Promise.all(this.sinks.filter(isGrouping).map((s) => s.flush(runId, stream))));
   }
   drop(runId: string, stream: string) {
-    for (const s of this.sinks) s.drop?.(runId, stream);
+    for (const s of this.sinks.filter(isGrouping)) s.drop(runId, stream);
   }
   async endStream(...args: Parameters<ChangeSink['endStream']>) {
     return most(await Promise.all(this.sinks.map((s) => s.endStream(...args))));
@@ -38,6 +54,6 @@ export class MultiSink implements ChangeSink {
     await Promise.all(this.sinks.map((s) => s.finish(manifest)));
   }
   async close() {
-    await Promise.all(this.sinks.map((s) => s.close?.()));
+    await Promise.all(this.sinks.map((s) => s.close()));
   }
 }

@@ -7,12 +7,21 @@ import { deltaSink } from './delta';
 import { dirSink } from './dir';
 import { MultiSink } from './fan-out';
 import { postgresSink } from './postgres';
-import type { ChangeSink, SinkContext, SinkModule, SinkSpec } from './types';
+import {
+  isGrouping,
+  type ChangeSink,
+  type GroupingSink,
+  type SinkContext,
+  type SinkModule,
+  type SinkSpec,
+} from './types';
 import { webhookSink } from './webhook';
 
+export { isGrouping } from './types';
 export type {
   ChangeBatch,
   ChangeSink,
+  GroupingSink,
   RunManifest,
   SinkContext,
   SinkModule,
@@ -136,22 +145,14 @@ export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink 
 
 /**
  * A sink whose every call is a span of the run's trace (shared/telemetry): `sink write`, `sink flush`,
- * `sink end stream`, `sink finish`, naming the sink, stream and page. Every part of the contract is passed on:
- * without `flush` a pass would checkpoint pages the sink still held (shared/sync/run.ts refuses that now).
+ * `sink end stream`, `sink finish`, naming the sink, stream and page. What the sink is passes on with it: a grouping
+ * sink stays one (`isGrouping`), so a pass checkpoints a page only once the sink has stored it.
  */
 export function tracedSink(sink: ChangeSink): ChangeSink {
   const fields = { sink: sink.description };
-  const { flush, drop, close } = sink;
-  return {
+  const traced: ChangeSink = {
     description: sink.description,
-    ...(flush
-      ? {
-          flush: (runId: string, stream: string) =>
-            inSpan('sink flush', { ...fields, runId, stream }, () => flush.call(sink, runId, stream)),
-        }
-      : {}),
-    ...(drop ? { drop: (runId: string, stream: string) => drop.call(sink, runId, stream) } : {}),
-    ...(close ? { close: () => close.call(sink) } : {}),
+    close: () => sink.close(),
     write: (batch, options) =>
       inSpan(
         'sink write',
@@ -175,6 +176,27 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         () => sink.finish(manifest),
       ),
   };
+  if (!isGrouping(sink)) return traced;
+  const grouping: GroupingSink = {
+    ...traced,
+    groups: true,
+    write: (batch, options) =>
+      inSpan(
+        'sink write',
+        {
+          ...fields,
+          runId: batch.runId,
+          stream: batch.stream,
+          page: batch.page,
+          count: batch.changes.length,
+        },
+        () => sink.write(batch, options),
+      ),
+    flush: (runId, stream) =>
+      inSpan('sink flush', { ...fields, runId, stream }, () => sink.flush(runId, stream)),
+    drop: (runId, stream) => sink.drop(runId, stream),
+  };
+  return grouping;
 }
 
 /** Parses, checks and builds in one step; every problem names `source`, the setting or flag it came from. */

@@ -1,5 +1,3 @@
-import type { BlobServiceClient } from '@azure/storage-blob';
-import type { Pool } from 'pg';
 import type { z } from 'zod';
 import type { Clock } from '../clock';
 import type { AppConfig, SinkSpec } from '../config';
@@ -34,31 +32,20 @@ export interface RunManifest {
 /** What a sink did not store: records it set aside (SYNC_REJECTED_RECORDS=quarantine, shared/changes/rejected.ts). */
 export interface WriteOutcome {
   rejected: number;
-  /** The page is kept to be stored with later ones (`hold`): not stored yet, so not to be checkpointed yet. */
+  /** A grouping sink kept the page to store with later ones (`hold`): not stored yet, so not to be checkpointed yet. */
   held?: boolean;
   /** Pages held earlier are now stored, through this one; `rejected`: what storing them set aside. */
   stored?: { throughPage: number; rejected: number };
 }
 
 /**
- * Where changes go. Every call is idempotent, because a run resumed from its checkpoint repeats the page
- * that was in flight. A write that throws fails the page; the checkpoint is not advanced past it.
+ * Where changes go: every sink. Every call is idempotent, because a run resumed from its checkpoint repeats the page
+ * that was in flight. A write that throws fails the page; the checkpoint is not advanced past it. A write that
+ * answers has stored the page (what it set aside counted).
  */
 export interface ChangeSink {
   readonly description: string;
-  /**
-   * Answers what it set aside, when it may set records aside (the same count when a page is written again). With
-   * `hold`, a sink that stores pages in groups (postgres) may keep the page for later and answer `held`; a write
-   * that answers without `held` has stored this page and every one it held.
-   */
-  write(
-    batch: ChangeBatch,
-    options?: { abortSignal?: AbortSignal; hold?: boolean },
-  ): Promise<WriteOutcome | void>;
-  /** Stores the pages it holds for this run's stream; what it set aside only now (found while storing) is counted. */
-  flush?(runId: string, stream: string): Promise<WriteOutcome | void>;
-  /** Forgets the pages it holds for the stream: its pass starts (again), and they will come again if they are due. */
-  drop?(runId: string, stream: string): void;
+  write(batch: ChangeBatch, options?: { abortSignal?: AbortSignal }): Promise<WriteOutcome | void>;
   /** The stream's pass is complete: `changedPages` are the pages that had changes, in order. */
   endStream(
     tenant: string,
@@ -71,8 +58,29 @@ export interface ChangeSink {
   ): Promise<WriteOutcome | void>;
   finish(manifest: RunManifest): Promise<void>;
   /** Lets go of what the sink holds open (the postgres sink's connections), so a command can exit at once. */
-  close?(): Promise<void>;
+  close(): Promise<void>;
 }
+
+/**
+ * A sink that stores pages in groups (postgres): written with `hold`, it may keep the page for later and answer
+ * `held`, report pages `stored` as it goes, store what it holds on `flush` and forget it on `drop`. The sync
+ * checkpoints a page only once it is stored. Known by `groups` (`isGrouping`), not by optional methods: a wrapper
+ * that passes a sink on passes on what it is.
+ */
+export interface GroupingSink extends ChangeSink {
+  readonly groups: true;
+  write(
+    batch: ChangeBatch,
+    options?: { abortSignal?: AbortSignal; hold?: boolean },
+  ): Promise<WriteOutcome | void>;
+  /** Stores the pages it holds for this run's stream; what it set aside only now (found while storing) is counted. */
+  flush(runId: string, stream: string): Promise<WriteOutcome | void>;
+  /** Forgets the pages it holds for the stream: its pass starts (again), and they will come again if they are due. */
+  drop(runId: string, stream: string): void;
+}
+
+export const isGrouping = (sink: ChangeSink): sink is GroupingSink =>
+  (sink as Partial<GroupingSink>).groups === true;
 
 export type { SinkSpec } from '../config';
 
@@ -98,6 +106,13 @@ export interface SinkSettingsDeclaration {
   read(s: Record<string, unknown>): unknown;
 }
 
+/**
+ * Ready-made clients a sink may be handed instead of making its own (a test's), by name. Each sink module names
+ * the ones it takes (`declare module './types'`), so this contract carries no SDK's types.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the sink modules
+export interface SinkClients {}
+
 /** What a sink is made from: configuration, the secret store, and (tests) ready-made clients. */
 export interface SinkContext {
   config: AppConfig;
@@ -105,8 +120,7 @@ export interface SinkContext {
   clock?: Clock;
   /** What relative `dir:` paths are resolved against (default: the process's working folder). */
   cwd?: string;
-  blobService?: () => BlobServiceClient;
-  postgresPool?: () => Pool;
+  clients?: Partial<SinkClients>;
 }
 
 /**

@@ -48,6 +48,9 @@ export class WebhookSink implements ChangeSink {
     });
   }
 
+  /** Nothing held open. */
+  async close(): Promise<void> {}
+
   finish(manifest: RunManifest) {
     return this.poster.post(`${manifest.runId}/manifest`, 'sync.run.completed', manifest);
   }

@@ -6,7 +6,7 @@ import { azureCredential } from '../secrets/credential';
 
 /**
  * The SDK, loaded with the first client: a command or function that never touches storage (`sync --sink dir:…`
- * with local state, help) does not pay for it (~10 MB of RSS with its dependencies).
+ * with local state, help) does not pay for it (docs/benchmarks.md, "Cold start").
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const sdk = () => require('@azure/storage-blob') as typeof import('@azure/storage-blob');

@@ -6,14 +6,14 @@ import { addAbortSignal, Writable } from 'node:stream';
  * A block's MD5, sent with it (Put Block's `Content-MD5`): the service checks the bytes it received against it and
  * refuses the block when they differ, so a block damaged on the way fails its upload instead of being committed.
  * Without it the service computes a CRC-64 of every block for its answer — Azurite does so in JavaScript, a byte at a
- * time: ~14 ms of CPU per MiB, on the cores a local run shares with the tenant's sandbox (docs/benchmarks.md).
+ * time, on the cores a local run shares with the tenant's sandbox (docs/benchmarks.md).
  */
 export const blockMd5 = (body: Uint8Array): Buffer => createHash('md5').update(body).digest();
 
 /**
  * A blob's bytes in one request. The SDK's `downloadToBuffer` asks for the blob's properties first, to learn its
- * size: two round trips before an import's first item could be sent (4.8 ms of a 74 KB batch on Azurite,
- * docs/benchmarks.md "Import"). The stream is read again from where it broke, as `downloadToBuffer`'s would be.
+ * size: two round trips before an import's first item could be sent (docs/benchmarks.md, "Import"). The stream is
+ * read again from where it broke, as `downloadToBuffer`'s would be.
  */
 export async function downloadWhole(
   blob: BlobClient,

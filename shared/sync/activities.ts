@@ -21,7 +21,7 @@ import {
   streamsOf,
   syncStream,
   type StreamResult,
-} from './run';
+} from './run-steps';
 import './errors'; // the feature's codes, declared before any is named or read
 
 /**

@@ -75,8 +75,8 @@ export class BlobSyncStateStore implements SyncStateStore {
     // Staged in 4 MiB blocks and committed at the end: the previous snapshot stays whole until then. Each block is
     // gathered into a buffer of its own, which the upload holds while it stages it (a chunk is valid only until the
     // next is asked for): a copy of each byte, as joining the chunks of a block was; one block waits at a time. A
-    // block's buffer, once staged, takes the next block: four of them for a whole snapshot, where a new one per
-    // block left the collector ~20 MB more at 1 M records (docs/benchmarks.md, "The sync state in Blob Storage").
+    // block's buffer, once staged, takes the next block: four of them for a whole snapshot (docs/benchmarks.md, "The
+    // sync state in Blob Storage").
     const spare: Buffer[] = [];
     await pipeline(
       Readable.from(gathered(snapshot, SNAPSHOT_BLOCK_BYTES, spare), { highWaterMark: 1 }),

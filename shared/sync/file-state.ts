@@ -38,8 +38,8 @@ export class FileSyncStateStore implements SyncStateStore {
     const handle = await this.openIfExists(this.path(tenant, snapshotLeaf(stream)));
     if (!handle) return undefined;
     return (async function* () {
-      // One buffer for every chunk: a pass reads its snapshot twice, and a new buffer per chunk left the whole
-      // snapshot's size in garbage each time (29 MB at 1 M records), which raised the pass's peak RSS.
+      // One buffer for every chunk: a pass reads its snapshot twice, and a new buffer per chunk would leave the whole
+      // snapshot's size in garbage each time.
       const buffer = Buffer.allocUnsafe(256 * 1024);
       try {
         for (let read; (read = (await handle.read(buffer, 0, buffer.length, null)).bytesRead) > 0;)
@@ -54,9 +54,8 @@ export class FileSyncStateStore implements SyncStateStore {
     const path = this.path(tenant, snapshotLeaf(stream));
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     // Write then rename: a process killed while writing leaves the previous file whole. The log's entries come a
-    // page at a time (a few KiB): gathered into one 1 MiB buffer they are a write per MiB, where one write each took
-    // 40 ms of a 100 k-record pass. Each write ends before the next piece is gathered, so nothing is copied but into
-    // that buffer (the copies an incremental pass made of a million kept entries raised its peak by ~13 MB).
+    // page at a time (a few KiB): gathered into one 1 MiB buffer they are a write per MiB, not one each. Each write
+    // ends before the next piece is gathered, so nothing is copied but into that buffer.
     const handle = await open(`${path}.tmp`, 'w', 0o600);
     try {
       for await (const piece of gathered(snapshot, 1 << 20, 'reuse')) await handle.write(piece);
@@ -69,8 +68,8 @@ export class FileSyncStateStore implements SyncStateStore {
   async readCheckpoint(tenant: string, stream: string) {
     const handle = await this.openIfExists(this.path(tenant, checkpointLeaf(stream)));
     if (!handle) return undefined;
-    // Closed when the stream ends or its reader stops early. Chunks of 256 KiB: with 1 MiB ones, read back at the end
-    // of a pass of 1 M records, 8–11 MB of read chunks were garbage not yet collected at the peak; 4–7 MB with these.
+    // Closed when the stream ends or its reader stops early. Chunks of 256 KiB: larger ones leave more garbage not yet
+    // collected at a long pass's peak (docs/benchmarks.md).
     return handle.createReadStream({ highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>;
   }
 
@@ -89,8 +88,8 @@ export class FileSyncStateStore implements SyncStateStore {
       await this.closeLog(path);
       return this.replace(path, record);
     }
-    // One open descriptor per log and a synchronous append: a few microseconds, where opening the file or a
-    // promise-based write per page cost ten times more (measured with bench/sync).
+    // One open descriptor per log and a synchronous append: opening the file or a promise-based write per page
+    // costs ten times more (docs/benchmarks.md, "Sync").
     let fd = this.logs.get(path);
     if (fd === undefined) {
       fd = openSync(path, 'a');

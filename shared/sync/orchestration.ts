@@ -1,7 +1,7 @@
 import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
-import type { StreamResult } from './run';
+import type { StreamResult } from './run-steps';
 import { errorCodeSchema } from '../error-codes';
 import { loweredPageSizeSchema } from '../runs/summary';
 import { partOf } from '../config';

@@ -1,6 +1,6 @@
 import type { StreamCounts } from '../changes';
 import { recordPath, type StreamDefinition } from '../streams';
-import type { WriteOutcome } from '../sinks';
+import { isGrouping, type WriteOutcome } from '../sinks/types';
 import { encodeRecord, type PageRecord } from './checkpoint';
 import type { SyncContext } from './context';
 import type { SyncStateStore } from './sync-state';
@@ -34,7 +34,8 @@ export class PageCheckpoints {
   /** Every waiting record into the log, after the sink stored what it held (what it set aside then counts too). */
   async settle(): Promise<void> {
     if (this.holding) {
-      setAside(this.counts, await this.ctx.sink.flush?.(this.runId, this.stream));
+      const sink = this.ctx.sink;
+      if (isGrouping(sink)) setAside(this.counts, await sink.flush(this.runId, this.stream));
       this.holding = false;
       // What the sink set aside while storing counts from the last page it stored on.
       const last = this.waiting.at(-1);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { StreamDefinition } from '../streams';
-import type { Unseen } from './changes';
+import type { Unseen } from './change-detector';
 import type { SnapshotMeta } from './snapshot';
 
 /**

@@ -6,7 +6,7 @@ import type { Logger } from '../log';
 import { createSink, tracedSink } from '../sinks';
 import { runCatalog, type RunCatalog } from '../catalog';
 import type { TenantGraphqlClient } from '../graphql/client';
-import type { SyncContext } from './run';
+import type { SyncContext } from './run-steps';
 import { partOf } from '../config';
 import { CATALOG_SETTINGS } from '../catalog/settings';
 import { catalogStore } from '../state/catalog-store';

@@ -251,7 +251,7 @@ export class SnapshotIndex {
         this.check(k);
         if (this.state[k] !== UNSEEN) continue;
         const len = idLength(chunk, at);
-        // Copies: a chunk may be reused for the next one (shared/sync/state.ts).
+        // Copies: a chunk may be reused for the next one (shared/sync/file-state.ts).
         yield {
           id: chunk.toString('utf8', at + 2, at + 2 + len),
           hash: Buffer.from(chunk.subarray(at + 2 + len, at + 2 + len + CONTENT_HASH_BYTES)),
@@ -265,7 +265,7 @@ export class SnapshotIndex {
   /**
    * The unseen entries as they are stored, in runs of adjacent ones, each run a view of the chunk read (valid until
    * the next run is asked for: a chunk may be reused for the next one): an incremental pass keeps nearly every entry,
-   * and one Buffer per entry made its peak RSS the full pass's and more; a copy per run, ~13 MB more at 1 M.
+   * and neither a Buffer per entry nor a copy per run may cost it memory.
    */
   async *unseenRuns(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     let k = 0;

@@ -54,7 +54,7 @@ async function syncInProgress(
 /**
  * Starts a sync now (the timer's tick, or POST /api/manage/sync) unless one is running or starting: first the runs
  * whose orchestration stopped without ending them are accounted for (shared/runs/sweep.ts). Safe under any concurrency, on
- * any number of instances: the check and the start happen under the tenant's start lease (shared/sync/state.ts), so
+ * any number of instances: the check and the start happen under the tenant's start lease (shared/sync/blob-state.ts), so
  * of starts that race one starts the run and the others see it running (or starting, without an instance yet). A
  * run that has ended in the run history never blocks a start, whatever its orchestration is still doing.
  */

@@ -5,12 +5,13 @@ import { paginate, type Page, type PaginateOptions } from '../graphql/pager';
 import { paginateChildren } from '../graphql/children';
 import { prefetch } from '../graphql/prefetch';
 import { silentLogger } from '../log';
+import { isGrouping } from '../sinks/types';
 import { keyPaths, type StreamDefinition } from '../streams';
 import { incrementalVariables, NewestFirst } from './incremental';
 import { confirmTotal } from './totals';
 import { parentKeys } from './parents';
 import { inSpan, setFields } from '../telemetry';
-import { ChangeDetector } from './changes';
+import { ChangeDetector } from './change-detector';
 import { fieldsOf, PageCheckpoints, readLog, setAside } from './page-checkpoints';
 import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
 import { catalogDigest, DEFAULT_PASS_POLICY, passFor, widen, type PassKind } from './passes';
@@ -19,7 +20,7 @@ import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 
 /*
- * One stream's pass, in its phases (shared/sync/run.ts's `syncStream` calls them in turn):
+ * One stream's pass, in its phases (shared/sync/run-steps.ts's `syncStream` calls them in turn):
  *
  * 1. `openPass` — the checkpoint and the stored snapshot read, the pass chosen (full or incremental), resumed from
  *    its checkpoint or begun; or the stream answered at once (done already, or only its seal left).
@@ -258,15 +259,15 @@ export async function listPages(
         open.total = widen(open.total, p.total);
         setFields(span, { count: changes.length });
         if (changes.length) {
-          const written = await sink.write(
-            { tenant, runId: run.runId, stream: name, page, changes, keyPaths: keyPaths(stream) },
-            { abortSignal: ctx.abortSignal, hold: true },
-          );
+          const batch = { tenant, runId: run.runId, stream: name, page, changes, keyPaths: keyPaths(stream) };
+          // A grouping sink may hold the page: it is checkpointed once the sink has stored it.
+          const written = isGrouping(sink)
+            ? await sink.write(batch, { abortSignal: ctx.abortSignal, hold: true })
+            : await sink.write(batch, { abortSignal: ctx.abortSignal });
           setAside(d.counts, written);
           checkpoints.holding = written?.held === true;
-          // Held pages are checkpointed once flushed: a sink that holds but cannot flush would lose them.
-          if (checkpoints.holding && !sink.flush)
-            throw new Error(`${sink.description} held page ${page} of ${name} but cannot flush it`);
+          if (checkpoints.holding && !isGrouping(sink))
+            throw new Error(`${sink.description} held page ${page} of ${name} but is no grouping sink`);
           if (written?.stored) await checkpoints.storedThrough(written.stored);
           open.changedPages.push(page);
         }

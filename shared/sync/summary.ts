@@ -1,6 +1,6 @@
 import { actionFor, type ErrorCode } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
-import type { StreamResult } from './run';
+import type { StreamResult } from './run-steps';
 import './errors'; // the feature's codes, declared before any is named or read
 
 /** A sync run's summary from its streams' results: counts, per-stream time, and the first failure's fix. */

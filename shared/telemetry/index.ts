@@ -28,7 +28,7 @@ const tracer = () => trace.getTracer('tenant-integrations');
 /**
  * Whether spans are recorded: set by ./setup.ts once it has registered the SDK. Until then (no telemetry configured)
  * `inSpan` hands its work a span that records nothing without asking the API for one — the API's proxy tracer, its
- * no-op span and a context per call, ~25 µs of CPU per GraphQL request in a fresh process (docs/benchmarks.md).
+ * no-op span and a context per call on every GraphQL request (docs/benchmarks.md).
  */
 let recording = false;
 export const spansRecorded = () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';
 import { resolveStreams } from '../../sandbox/streams';
 import type { Change } from '../../shared/changes';
-import { syncAll, type StreamResult } from '../../shared/sync/run';
+import { syncAll, type StreamResult } from '../../shared/sync/run-steps';
 import {
   BlobSink,
   DirectorySink,

@@ -31,7 +31,7 @@ describe('the session store on Table storage', () => {
     // A fresh process on the built app (as the CLI and the Functions host load it): which modules it loaded is
     // what node's own module cache says.
     const access = resolve(__dirname, '../../dist/shared/access.js');
-    const config = resolve(__dirname, '../../dist/shared/settings.js');
+    const config = resolve(__dirname, '../../dist/shared/app.js');
     const script = `
       const loaded = () => Object.keys(require.cache).some((f) => f.includes('/@azure/data-tables/'));
       const a = require(${JSON.stringify(access)}).createAccessLayer(

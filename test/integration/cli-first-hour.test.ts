@@ -142,7 +142,7 @@ describe('sync in words', () => {
 
 describe('what a local sync loads', () => {
   it('help loads no dependency at all: not zod, not the settings, not a sink (`bench -- coldstart` prints its RSS)', async () => {
-    // It once rose from 44 to 59 MB when shared/errors.ts, which help loads for its exit codes, imported zod.
+    // It once rose from 44 to 59 MB when the error vocabulary (shared/errors/), which help loads for its exit codes, imported zod.
     const preload = join(dir, 'help-loaded.js');
     const list = join(dir, 'help-loaded.json');
     await writeFile(
@@ -182,7 +182,7 @@ describe('what a local sync loads', () => {
     });
     expect(r.code).toBe(0);
     const loaded = JSON.parse(await readFile(list, 'utf8')) as string[];
-    expect(loaded.some((f) => f.includes('/dist/shared/sync/run.js'))).toBe(true); // it did sync
+    expect(loaded.some((f) => f.includes('/dist/shared/sync/run-steps.js'))).toBe(true); // it did sync
     const sdks = [
       ...new Set(loaded.map((f) => /\/node_modules\/(@azure\/[^/]+)\//.exec(f)?.[1]).filter(Boolean)),
     ];

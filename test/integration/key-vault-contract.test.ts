@@ -9,7 +9,7 @@ import { createLogger } from '../../shared/log';
 import { KeyVaultSecretStore } from '../../shared/secrets';
 import { FileSessionMetadataStore } from '../../shared/state/session-metadata';
 import { resolveStreams } from '../../sandbox/streams';
-import { syncAll } from '../../shared/sync/run';
+import { syncAll } from '../../shared/sync/run-steps';
 import { DirectorySink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/file-state';
 import { failure } from '../helpers/failure';

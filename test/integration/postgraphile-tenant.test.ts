@@ -6,7 +6,7 @@ import { createAccessLayer } from '../../shared/access';
 import { storedCatalog } from '../../shared/catalog';
 import { loadConfig } from '../../shared/app';
 import { DirectorySink } from '../../shared/sinks';
-import { beginRun, syncStream } from '../../shared/sync/run';
+import { beginRun, syncStream } from '../../shared/sync/run-steps';
 import { FileSyncStateStore } from '../../shared/sync/file-state';
 import { runCli } from '../helpers/cli';
 import { cliTenant, type TenantSyncSummary } from '../helpers/cli-tenant';

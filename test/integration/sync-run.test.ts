@@ -5,8 +5,8 @@ import { OffsetClock } from '../../shared/clock';
 import { LocalFileSecretStore } from '../../shared/secrets';
 import { resolveStreams } from '../../sandbox/streams';
 import type { Change } from '../../shared/changes';
-import { syncAll } from '../../shared/sync/run';
-import { DirectorySink, tracedSink, type ChangeSink } from '../../shared/sinks';
+import { syncAll } from '../../shared/sync/run-steps';
+import { DirectorySink, tracedSink, type ChangeSink, type GroupingSink } from '../../shared/sinks';
 import { decodeCheckpoint } from '../../shared/sync/checkpoint';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { startAzurite } from '../../cli/azurite';
@@ -62,6 +62,7 @@ function failingAt(failAt: number, out: DirectorySink) {
     },
     endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
     finish: (manifest) => out.finish(manifest),
+    close: async () => undefined,
   };
   return { sink, seen };
 }
@@ -304,7 +305,7 @@ describe('sync run against the sandbox', () => {
   });
 
   it('a snapshot written from chunks its source reuses is stored as they were when given, in either store', async () => {
-    // What a pass keeps comes as views of the one buffer the previous snapshot is read into (shared/sync/state.ts):
+    // What a pass keeps comes as views of the one buffer the previous snapshot is read into (shared/sync/file-state.ts):
     // each chunk is valid until the next is asked for. Small chunks, one past the file store's 1 MiB gathering, and
     // one that does not fit beside what is gathered.
     const sizes = [3_000, 700, 1_200_000, 5, 900_000, 300_000, 17];
@@ -332,7 +333,7 @@ describe('sync run against the sandbox', () => {
 
   it('a snapshot of many blocks is stored whole in Blob Storage, though its blocks’ buffers are filled again', async () => {
     // The blob store stages a snapshot in 4 MiB blocks and fills a staged block's buffer with a later block
-    // (shared/sync/state.ts): 18 MiB of 512 KiB chunks, each its own byte, from a source that reuses one buffer.
+    // (shared/sync/file-state.ts): 18 MiB of 512 KiB chunks, each its own byte, from a source that reuses one buffer.
     const chunks = 36;
     const size = 512 * 1024;
     const reused = Buffer.alloc(size);
@@ -458,7 +459,8 @@ describe('sync run against the sandbox', () => {
     // Holds every page written with `hold` until flushed, as postgres does with a group that is not full.
     let storedThrough = 0;
     let heldThrough = 0;
-    const holding: ChangeSink = {
+    const holding: GroupingSink = {
+      groups: true,
       description: 'holding',
       write: async (batch, options) => {
         if (!options?.hold) throw new Error('every page of a pass is written with hold');
@@ -468,8 +470,10 @@ describe('sync run against the sandbox', () => {
       flush: async () => {
         storedThrough = heldThrough;
       },
+      drop: () => undefined,
       endStream: async () => undefined,
       finish: async () => undefined,
+      close: async () => undefined,
     };
     // After each checkpoint append: the last page the log names against what the sink has stored by then.
     const inner = new FileSyncStateStore(join(dir, 'state'));

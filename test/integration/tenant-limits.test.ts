@@ -3,7 +3,7 @@ import { discover } from '../../shared/catalog';
 import { OffsetClock } from '../../shared/clock';
 import { DirectorySink, type ChangeSink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/file-state';
-import { syncAll } from '../../shared/sync/run';
+import { syncAll } from '../../shared/sync/run-steps';
 import { accessFixture } from '../helpers/access';
 import { runCli } from '../helpers/cli';
 import { cliSandbox } from '../helpers/cli-sandbox';
@@ -105,6 +105,7 @@ describe('limits the tenant never announced', () => {
         },
         endStream: (...args) => out.endStream(...args),
         finish: (manifest) => out.finish(manifest),
+        close: async () => undefined,
       };
       const ctx = { tenant: t.sb.tenant, state: new FileSyncStateStore(join(t.dir, 'state')) };
       const failed = await syncAll(a.graphql, [staff!], { ...ctx, sink: flaky });

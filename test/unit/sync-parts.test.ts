@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../shared/errors';
 import { resolveStreams, SANDBOX_STREAMS } from '../../sandbox/streams';
-import { ChangeDetector } from '../../shared/sync/changes';
+import { ChangeDetector } from '../../shared/sync/change-detector';
 import { changeJson } from '../../shared/changes';
 import { changeIdFor, deletionIdOf, recordJson } from '../../shared/sync/fingerprint';
 import { createHash } from 'node:crypto';

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../shared/app';
 import { ConfigError, UpstreamError } from '../../shared/errors';
 import { OffsetClock } from '../../shared/clock';
-import { ChangeDetector } from '../../shared/sync/changes';
+import { ChangeDetector } from '../../shared/sync/change-detector';
 import { decodeCheckpoint, encodeRecord, logEntries } from '../../shared/sync/checkpoint';
 import { prefetch } from '../../shared/graphql/prefetch';
 import { BlobSink, DirectorySink, MultiSink, sinksFor, WebhookSink } from '../../shared/sinks';
@@ -179,14 +179,16 @@ describe('sinks from SYNC_SINKS', () => {
     const config = loadConfig({});
     expect(sinksFor('dir:/tmp/x', { config, secrets })).toBeInstanceOf(DirectorySink);
     const withStorage = loadConfig({ AzureWebJobsStorage: 'UseDevelopmentStorage=true' });
-    expect(sinksFor('blob', { config: withStorage, secrets, blobService: service })).toBeInstanceOf(BlobSink);
+    expect(
+      sinksFor('blob', { config: withStorage, secrets, clients: { blobService: service } }),
+    ).toBeInstanceOf(BlobSink);
     const both = sinksFor('blob, webhook', {
       config: loadConfig({
         AzureWebJobsStorage: 'UseDevelopmentStorage=true',
         DOWNSTREAM_WEBHOOK_URL: 'https://example.org/h',
       }),
       secrets,
-      blobService: service,
+      clients: { blobService: service },
     });
     expect(both).toBeInstanceOf(MultiSink);
     expect(both.description).toBe('blob container sync-changes + webhook https://example.org');

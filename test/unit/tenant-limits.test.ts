@@ -4,7 +4,7 @@ import { GraphqlErrors, IntegrationError } from '../../shared/errors';
 import type { TenantGraphqlClient } from '../../shared/graphql/client';
 import { ColumnLearner } from '../../shared/formats/parquet/columns';
 import { isSizeRefusal, sizeRefusal } from '../../shared/graphql/limits';
-import { ChangeDetector } from '../../shared/sync/changes';
+import { ChangeDetector } from '../../shared/sync/change-detector';
 import { fnv1a32 } from '../../shared/sync/hash';
 import { recordKeys } from '../../shared/streams/document';
 import { paginate, type Page } from '../../shared/graphql/pager';

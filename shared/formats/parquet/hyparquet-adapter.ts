@@ -58,9 +58,8 @@ export type Column = Pick<
 
 /**
  * One row group, as hyparquet-writer's `ParquetWriter.write` writes it (src/parquet-writer.js: the same calls for flat
- * columns, so the same bytes) — but a column per turn of the event loop. The write of a group holds the thread for
- * ~4 ms; a page's answer arriving meanwhile waited for all of it, and the next page was asked for only then (a trace
- * of every request of an export, docs/benchmarks.md "Export"). Between columns it is read and the next page asked for.
+ * columns, so the same bytes) — but a column per turn of the event loop: a page's answer arriving during a group's
+ * write is read between columns and the next page asked for, not after the whole group (docs/benchmarks.md, "Export").
  */
 export async function writeRowGroup(w: RowsWriter, columnData: Column[], rows: number): Promise<void> {
   /* eslint-disable @typescript-eslint/no-require-imports */
@@ -130,9 +129,8 @@ export async function writeRowGroup(w: RowsWriter, columnData: Column[], rows: n
 /**
  * A Parquet file's footer (its FileMetaData), as hyparquet-writer's `writeMetadata` (src/metadata.js, version pinned
  * in package.json) maps and serializes it — but each row group's entry serialized once its group has been written
- * (`rowGroupEntry`), while the next pages arrive, so that the end of the file only joins them (`writeFooter`). The
- * writer serialized every group's chunks and statistics at the end: 10-20 ms of a 100 k-record export after its last
- * page, where nothing else runs (docs/benchmarks.md, "Export"). The bytes are the writer's own
+ * (`rowGroupEntry`), while the next pages arrive, so that the end of the file, where nothing else runs, only joins
+ * them (`writeFooter`; docs/benchmarks.md, "Export"). The bytes are the writer's own
  * (test/integration/parquet.test.ts compares whole files).
  */
 

@@ -17,8 +17,8 @@ import { snappyCompress } from './snappy';
  * BOOLEAN, all strings STRING; objects, lists and mixed values are JSON text (Parquet's JSON type). At most ROW_GROUP
  * rows are in memory at a time, so memory stays flat.
  */
-// Measured on records like the sandbox's (~300 B): a writer's peak RSS at 10 k / 100 k / 300 k rows was 108 / 154 MB
-// (100 k) with groups of 5 000, 109 / 112 MB with 2 000 — the groups' column buffers, not the rows, set the peak.
+// The groups' column buffers, not the rows, set a writer's peak memory: small groups keep it flat
+// (docs/benchmarks.md, "Parquet").
 export const ROW_GROUP = 2_000;
 
 /**
@@ -26,9 +26,8 @@ export const ROW_GROUP = 2_000;
  * the leading ones, then one per entry of `columns` (a field of `recordOf(item)`). `finish` writes the footer.
  *
  * Each row's values go to their columns as the row is added, and the group is written when full, a column per turn
- * (`writeRowGroup`). Each column's write holds the thread — a page's answer arriving meanwhile waits for it (a trace of
- * every request of an export: the ~50 requests in flight during a group's write took 7-8 ms against 2-2.5 ms) — so
- * what can be done a page at a time, while the next page is on its way, is not left to it: texts are encoded and their
+ * (`writeRowGroup`). Each column's write holds the thread — a page's answer arriving meanwhile waits for it
+ * (docs/benchmarks.md, "Export") — so what can be done a page at a time, while the next page is on its way, is not left to it: texts are encoded and their
  * least and greatest values kept as they come (`encodeTexts`).
  */
 export class ParquetRows<T> {
@@ -153,8 +152,8 @@ export class ParquetRows<T> {
       if (size < values.length) values.length = size;
       if (!isText(kind)) return { name, data: values };
       // The writer keeps each column's least and greatest value for the footer. Text and JSON values are views into
-      // Buffer's shared 8 KiB slabs, and each kept one held its whole slab to the end of the file (~5 MB more at 300 k
-      // records, docs/benchmarks.md): copied, they hold their own bytes only.
+      // Buffer's shared 8 KiB slabs, and each kept one would hold its whole slab to the end of the file: copied, they
+      // hold their own bytes only.
       const statistics: TextStatistics = {
         min_value: least && new Uint8Array(least[1]),
         max_value: greatest && new Uint8Array(greatest[1]),

@@ -109,7 +109,7 @@ export function deltaStore(spec: SinkSpec, context: SinkContext): DeltaStore {
     const client = service.getContainerClient(container);
     return new BlobStore(async () => client, { account: u.host, container, prefix: rest.join('/') });
   }
-  const service = context.blobService?.() ?? storageService().blobService(context.config);
+  const service = context.clients?.blobService?.() ?? storageService().blobService(context.config);
   return new BlobStore(lazyContainer(service, DELTA_CONTAINER), {
     account: service.accountName,
     container: DELTA_CONTAINER,

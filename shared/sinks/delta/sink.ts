@@ -129,6 +129,9 @@ export class DeltaSink implements ChangeSink {
     }
   }
 
+  /** Nothing held open: its clients close with the process. */
+  async close(): Promise<void> {}
+
   async finish(_manifest: RunManifest): Promise<void> {
     // Each table was committed when its stream's pass ended; the run's manifest is the run history's.
   }

@@ -28,7 +28,8 @@ export const postgresSink: SinkModule = {
   settings: POSTGRES_SETTINGS,
   requires: (_spec, { own }) =>
     own ? undefined : 'the postgres sink needs POSTGRES_URL, or POSTGRES_HOST and POSTGRES_USER',
-  create(_spec, { config, secrets, postgresPool: given }) {
+  create(_spec, { config, secrets, clients }) {
+    const given = clients?.postgresPool;
     const pg = postgresSettings(config);
     let pool: Pool | undefined;
     const sink = new PostgresSink(() => (pool ??= given?.() ?? postgresPool(config, secrets)), {
@@ -62,3 +63,10 @@ export const postgresSink: SinkModule = {
     return { state: 'ok', found: `PostgreSQL at ${serverOf(config)} accepts the app’s sign-in` };
   },
 };
+
+declare module '../types' {
+  interface SinkClients {
+    /** A pool to the postgres sink's server (the caller's: not ended by the sink). */
+    postgresPool: () => Pool;
+  }
+}

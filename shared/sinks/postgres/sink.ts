@@ -10,7 +10,7 @@ import {
   sortOut,
 } from '../../changes';
 import { IntegrationError } from '../../errors';
-import type { ChangeBatch, ChangeSink, RunManifest, WriteOutcome } from '../types';
+import type { ChangeBatch, GroupingSink, RunManifest, WriteOutcome } from '../types';
 import { copyRows, UNIQUE_VIOLATION } from './copy';
 import {
   ident,
@@ -58,9 +58,11 @@ interface HeldPage {
   rejected: RejectedRecord[];
 }
 
-export class PostgresSink implements ChangeSink {
+export class PostgresSink implements GroupingSink {
+  readonly groups = true as const;
   readonly description: string;
-  close?: () => Promise<void>;
+  /** Ends the pool when the sink made it (set by the module, which knows whose pool it is). */
+  close: () => Promise<void> = async () => {};
   private readonly ready = new Map<string, Promise<void>>();
   /** Pages written with `hold`, by stream, not stored yet; the group being stored, through which page. */
   private readonly held = new Map<

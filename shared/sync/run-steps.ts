@@ -5,12 +5,12 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { silentLogger } from '../log';
 import type { RunCatalog } from '../catalog';
 import { parseStreams, type StreamDefinition } from '../streams';
-import type { ChangeDetector } from './changes';
+import type { ChangeDetector } from './change-detector';
 import { endPass } from './end-pass';
 import { listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
 import { noCounts } from '../changes';
 import type { PassKind } from './passes';
-import type { RunManifest } from '../sinks';
+import { isGrouping, type RunManifest } from '../sinks/types';
 import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 import { neverReady, readiness } from './order';
@@ -128,7 +128,8 @@ export async function syncStream(
   const progress: { pass?: PassKind; detector?: ChangeDetector } = {};
   let open: OpenPass | undefined; // a failure reports the page size the pass got to
   try {
-    ctx.sink.drop?.(run.runId, name); // pages held by an earlier attempt of this pass come again from its checkpoint
+    // Pages held by an earlier attempt of this pass come again from its checkpoint.
+    if (isGrouping(ctx.sink)) ctx.sink.drop(run.runId, name);
     const opened = await openPass(stream, run, ctx, progress);
     if (!('detector' in opened)) return opened; // done already, or only its seal was left
     open = opened;

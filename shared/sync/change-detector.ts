@@ -62,8 +62,7 @@ export class ChangeDetector {
    * `uniqueKeys`: the ids of this pass the previous snapshot does not hold (those it holds are marked there), by a
    * 32-bit fingerprint; an id whose fingerprint was met before is a suspect, counted in the pass's own entries when
    * the listing ends (`verifyKeys`) — so a key met twice fails the stream, and ids that only share a fingerprint
-   * do not. A table of 8 bytes an id would have cost 48 MB of peak RSS at 1 M records (segments, and the old
-   * tables of each growth, held until collected); this one ~8 MB.
+   * do not. Four bytes an id, in segments that never grow by copying (docs/benchmarks.md, "Sync").
    */
   private readonly newKeys?: KeySet;
   /** Ids whose fingerprint was met before in this pass: checked by `verifyKeys` when the listing ends. */
