@@ -42,7 +42,7 @@ export const coreSettings = z.object({
   ).meta({
     description: 'The tenant (realm) name; `tenant { name }` answers it.',
     default: 'the sandbox tenant (`acme`)',
-    usedBy: 'auth, GraphQL, sync, export',
+    usedBy: 'auth, GraphQL, every run',
     group: 'tenant',
   }),
   TENANT_BASE_URL: optional(serviceUrl).meta({
@@ -84,7 +84,7 @@ export const coreSettings = z.object({
     description:
       'Key Vault for delegated refresh tokens and device codes, so the app may write there and only read credentials.',
     default: '`KEY_VAULT_URL`',
-    usedBy: 'admin login',
+    usedBy: 'the admin’s session',
     group: 'store',
   }),
   AZURE_CLIENT_ID: optional(z.string().min(1)).meta({
@@ -102,22 +102,22 @@ export const coreSettings = z.object({
         'not a storage connection string: UseDevelopmentStorage=true, or name=value pairs with AccountName and AccountKey (or a BlobEndpoint)',
       ),
   ).meta({
-    description: 'Storage connection string: host, durable state, checkpoints, exports (Azurite locally).',
+    description: 'Storage connection string: host, durable state, checkpoints, files (Azurite locally).',
     default: 'Azurite (local stack)',
-    usedBy: 'host, sync, export',
+    usedBy: 'host, state, runs',
     group: 'azure',
   }),
   // Identity-based storage (Azure): service URIs instead of a connection string.
   AzureWebJobsStorage__blobServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
     description: 'Identity-based storage in Azure: the blob service URI.',
     default: 'unset',
-    usedBy: 'sync (blob sink), export',
+    usedBy: 'state, sinks, files',
     group: 'azure',
   }),
   AzureWebJobsStorage__tableServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
     description: 'Identity-based storage in Azure: the table service URI.',
     default: 'unset',
-    usedBy: 'durable state, export ledger',
+    usedBy: 'durable state, ledgers, run history',
     group: 'azure',
   }),
   AzureWebJobsStorage__queueServiceUri: optional(z.url({ protocol: /^https$/ })).meta({
@@ -128,9 +128,9 @@ export const coreSettings = z.object({
   }),
   DOWNSTREAM_WEBHOOK_SECRET_NAME: optional(secretName).meta({
     description:
-      'Name of the secret holding the Standard Webhooks signing key: the `webhook` sink’s messages, and export and import callbacks.',
+      'Name of the secret holding the Standard Webhooks signing key: the `webhook` sink’s messages and every callback.',
     default: '`downstream-webhook-secret`',
-    usedBy: 'sync (webhook sink), export, import',
+    usedBy: 'webhook sink, callbacks',
     group: 'secret-name',
   }),
   LOCAL_SECRETS_FILE: optional(z.string().min(1)).meta({
@@ -143,16 +143,15 @@ export const coreSettings = z.object({
     z.coerce.number().int('a whole number').min(1, 'at least 1').max(1500, 'at most 1500 (25 minutes)'),
   ).meta({
     description:
-      'The longest one sync, export or import activity works before the next resumes from its cursor (1–1500): well inside host.json’s 30-minute functionTimeout and Flex Consumption’s 60-minute scale-in drain.',
+      'The longest one activity of a run works before the next resumes from its cursor (1–1500): well inside host.json’s 30-minute functionTimeout and Flex Consumption’s 60-minute scale-in drain.',
     default: '`240`',
-    usedBy: 'sync, export, import',
+    usedBy: 'every run',
     group: 'azure',
   }),
   RUN_HISTORY_DAYS: optional(
     z.coerce.number().int('a whole number').min(1, 'at least 1').max(365, 'at most 365'),
   ).meta({
-    description:
-      'How many days of run summaries (syncs and exports) the app keeps; it purges older ones itself.',
+    description: 'How many days of run summaries (of every kind) the app keeps; it purges older ones itself.',
     default: '`30`',
     usedBy: 'run history, status page',
     group: 'azure',
@@ -184,21 +183,21 @@ export const coreSettings = z.object({
     description:
       'Set by Azure on App Service instances (never set it yourself): one of the signs that the app runs in Azure (`HOSTED_IN_AZURE`).',
     default: 'unset outside Azure',
-    usedBy: 'sync (dir sink), logging',
+    usedBy: 'folder sinks, logging',
     group: 'azure',
   }),
   WEBSITE_SKU: optional(z.string()).meta({
     description:
       'Set by Azure (`FlexConsumption` on Flex Consumption; never set it yourself): one of the signs that the app runs in Azure.',
     default: 'unset outside Azure',
-    usedBy: 'sync (dir sink), logging',
+    usedBy: 'folder sinks, logging',
     group: 'azure',
   }),
   CONTAINER_NAME: optional(z.string()).meta({
     description:
       'Set by Azure on Linux Consumption and Flex instances (never set it yourself): with `WEBSITE_SITE_NAME`, a sign that the app runs in Azure (alone it is not: containers elsewhere set it too).',
     default: 'unset outside Azure',
-    usedBy: 'sync (dir sink), logging',
+    usedBy: 'folder sinks, logging',
     group: 'azure',
   }),
   WEBSITE_SITE_NAME: optional(z.string()).meta({
@@ -211,14 +210,14 @@ export const coreSettings = z.object({
     description:
       'Whether the app runs in Azure, said outright (the infra sets `true`); unset: told from `WEBSITE_SKU`, `CONTAINER_NAME` or `WEBSITE_INSTANCE_ID`. In Azure outside Development, folder sinks are refused and logs go to Application Insights only (no stderr copy the host would ingest again).',
     default: 'unset: from the platform’s own settings',
-    usedBy: 'sync (dir sink), logging, doctor',
+    usedBy: 'folder sinks, logging, doctor',
     group: 'azure',
   }),
-  // Set by Core Tools and `dev` locally; in development, export callbacks may go to loopback/private hosts.
+  // Set by Core Tools and `dev` locally; in development, callbacks may go to loopback/private hosts.
   AZURE_FUNCTIONS_ENVIRONMENT: optional(z.string()).meta({
-    description: '`Development` (Core Tools, `dev`) lets export callbacks reach loopback and private hosts.',
+    description: '`Development` (Core Tools, `dev`) lets callbacks reach loopback and private hosts.',
     default: 'unset (production rules)',
-    usedBy: 'export',
+    usedBy: 'callbacks',
     group: 'azure',
   }),
 });
@@ -273,12 +272,12 @@ export interface AppConfig {
    * configured has none. Only that module reads its entry.
    */
   sinks: Readonly<Record<string, unknown>>;
-  /** The secret that signs what the app sends: the webhook sink's messages, export and import callbacks. */
+  /** The secret that signs what the app sends: the webhook sink's messages, every callback. */
   downstreamWebhookSecretName: string;
   localSecretsFile: string;
   /** Days of run summaries kept. */
   runHistoryDays: number;
-  /** ACTIVITY_SLICE_SECONDS: the longest one sync, export or import activity works before handing back. */
+  /** ACTIVITY_SLICE_SECONDS: the longest one activity of a run works before handing back. */
   activitySliceSeconds: number;
   /** AZURE_FUNCTIONS_ENVIRONMENT=Development (Core Tools, `dev`). */
   development: boolean;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /**
- * A part of the configuration declared where it is used — a feature's settings (shared/sync/settings.ts, …), the
+ * A part of the configuration declared where it is used — a feature's settings (its settings.ts), the
  * catalog's, what every sink reads — with the schema of each setting (and its `.meta`, shared/config/schema.ts),
  * the checks across them, and `read`, which makes the part (kept as `config.parts[name]`, read with `partOf`). The
  * loader composes the core settings with every part (shared/settings.ts); docs/configuration.md is generated from

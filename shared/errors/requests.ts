@@ -16,7 +16,7 @@ export const REQUEST_ERRORS = {
   invalid_signature: {
     title: 'Invalid signature',
     action:
-      'Sign the request the Standard Webhooks way with the secret named by EXPORTS_REQUEST_SECRET_NAME (exports) or IMPORTS_REQUEST_SECRET_NAME (imports).',
+      'Sign the request the Standard Webhooks way with the secret its route’s `…_REQUEST_SECRET_NAME` setting names (docs/configuration.md).',
   },
   idempotency_key_reused: {
     title: 'Idempotency-Key reused',

@@ -26,7 +26,7 @@ export const SETUP_ERRORS = {
   admin_login_required: {
     title: 'An admin must sign in',
     action: 'Sign in again on the admin page (/api/manage) or with `tenant-integrations login`.',
-    // A person signs in in a minute or two: a client that sends the import again asks no more often than this.
+    // A person signs in in a minute or two: a client that sends its request again asks no more often than this.
     retryAfterSeconds: 60,
   },
   catalog_invalid: {

@@ -15,7 +15,7 @@ export interface RunKind {
   failedRecord: string;
   /** The orchestration instance that works on `run`. */
   instanceId(run: RunSummary, tenant: string): string;
-  /** Whether that instance is the run's own (an export, an import) or the tenant's, reused by its runs in turn. */
+  /** Whether that instance is the run's own (one per run) or the tenant's, reused by its runs in turn. */
   perRun: boolean;
   /** A kind started by a timer: its NCRONTAB schedule, as configured (the status page shows the next start). */
   schedule?(config: AppConfig): string;

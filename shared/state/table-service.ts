@@ -19,8 +19,19 @@ export function tableClient(
   table: string,
   credential?: TokenCredential,
 ): TableClient | undefined {
-  return tableClientOnUse(config, table, credential)?.();
+  if (credential) return tableClientOnUse(config, table, credential)?.();
+  // One client per configuration and table, whoever asks (the ledgers, the run history, imports).
+  let clients = made.get(config);
+  if (!clients) made.set(config, (clients = new Map()));
+  let client = clients.get(table);
+  if (!client) {
+    client = tableClientOnUse(config, table)?.();
+    if (client) clients.set(table, client);
+  }
+  return client;
 }
+
+const made = new WeakMap<object, Map<string, TableClient>>();
 
 /**
  * `tableClient` built when first asked for: a client kept for a path most runs never take (the delegated session's
