@@ -108,9 +108,9 @@ export default tseslint.config(
   ...FLOORS.flat()
     .filter((room) => forbiddenFor(room).length > 0)
     .map((room) => ({
-    files: roomFiles(room),
-    rules: { 'no-restricted-imports': layerRule(room) },
-  })),
+      files: roomFiles(room),
+      rules: { 'no-restricted-imports': layerRule(room) },
+    })),
   {
     // Orchestrators replay: no wall clock, no randomness, no I/O (DESIGN: determinism). Their generators live in
     // shared/*/orchestration.ts beside the names and schemas they use; activity bodies live elsewhere.
