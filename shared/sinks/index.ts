@@ -150,21 +150,17 @@ export function createSink(specs: SinkSpec[], context: SinkContext): ChangeSink 
  */
 export function tracedSink(sink: ChangeSink): ChangeSink {
   const fields = { sink: sink.description };
+  // `hold` is passed on as it came: only a grouping sink is ever given it (below).
+  const write: GroupingSink['write'] = (batch, options) =>
+    inSpan(
+      'sink write',
+      { ...fields, runId: batch.runId, stream: batch.stream, page: batch.page, count: batch.changes.length },
+      () => sink.write(batch, options),
+    );
   const traced: ChangeSink = {
     description: sink.description,
     close: () => sink.close(),
-    write: (batch, options) =>
-      inSpan(
-        'sink write',
-        {
-          ...fields,
-          runId: batch.runId,
-          stream: batch.stream,
-          page: batch.page,
-          count: batch.changes.length,
-        },
-        () => sink.write(batch, options),
-      ),
+    write,
     endStream: (tenant, runId, stream, changedPages, counts, options) =>
       inSpan('sink end stream', { ...fields, runId, stream, pages: changedPages.length }, () =>
         sink.endStream(tenant, runId, stream, changedPages, counts, options),
@@ -180,18 +176,7 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
   const grouping: GroupingSink = {
     ...traced,
     groups: true,
-    write: (batch, options) =>
-      inSpan(
-        'sink write',
-        {
-          ...fields,
-          runId: batch.runId,
-          stream: batch.stream,
-          page: batch.page,
-          count: batch.changes.length,
-        },
-        () => sink.write(batch, options),
-      ),
+    write,
     flush: (runId, stream) =>
       inSpan('sink flush', { ...fields, runId, stream }, () => sink.flush(runId, stream)),
     drop: (runId, stream) => sink.drop(runId, stream),
