@@ -9,7 +9,7 @@ import { introspect, schemaProblems, type SchemaProblem } from './introspect';
 import { firstPageOf, probeStream } from './probe';
 import { getPath } from '../streams/paths';
 
-/** Where the catalog is kept between runs: the sync's state store keeps it beside the checkpoints. */
+/** Where the catalog is kept between runs (shared/state/catalog-store.ts: beside the sync's state, for every feature). */
 export interface CatalogStore {
   readCatalog(tenant: string): Promise<string | undefined>;
   writeCatalog(tenant: string, json: string): Promise<void>;
@@ -17,7 +17,7 @@ export interface CatalogStore {
 
 /**
  * The tenant's catalog — the streams a run reads — and where it comes from: SYNC_STREAMS_FILE when set, else the
- * catalog stored with the sync state, else one discovered from the tenant's schema and stored for the runs after
+ * catalog stored beside the sync's state, else one discovered from the tenant's schema and stored for the runs after
  * (docs/sync.md, "First contact with your tenant"). Each run holds its streams against the schema as it is now.
  */
 
