@@ -8,19 +8,16 @@ import { downloadWhole } from './blocks';
 import { lazyContainer } from './lazy';
 import { localStateFolder } from './local';
 
-/**
+/*
  * Where the tenant's catalog (shared/catalog/) is kept between runs, for every feature that reads it — the sync,
- * exports, doctor, `discover`: `{tenant}/catalog.json` in the container (or folder) the sync's state shares.
+ * exports, doctor, `discover`: `{tenant}/catalog.json` in the container (or folder) the sync's state shares. Both
+ * stores are the catalog's own `CatalogStore` (shared/catalog/index.ts) by their shape.
  */
-export interface TenantCatalogStore {
-  readCatalog(tenant: string): Promise<string | undefined>;
-  writeCatalog(tenant: string, json: string): Promise<void>;
-}
 
 const LEAF = 'catalog.json';
 
 /** A folder (the CLI's `.local/sync-state/`). */
-export class FileCatalogStore implements TenantCatalogStore {
+export class FileCatalogStore {
   constructor(readonly dir: string) {}
 
   private path(tenant: string) {
@@ -46,7 +43,7 @@ export class FileCatalogStore implements TenantCatalogStore {
 }
 
 /** Blob Storage (Azurite locally): container `sync-state`. */
-export class BlobCatalogStore implements TenantCatalogStore {
+export class BlobCatalogStore {
   private readonly container: ReturnType<typeof lazyContainer>;
 
   constructor(service: BlobServiceClient) {
@@ -73,10 +70,11 @@ export class BlobCatalogStore implements TenantCatalogStore {
   }
 }
 
-const stores = new WeakMap<AppConfig, TenantCatalogStore>();
+type Store = FileCatalogStore | BlobCatalogStore;
+const stores = new WeakMap<AppConfig, Store>();
 
 /** The catalog's store for this configuration: Blob Storage when there is storage, else the local state folder. */
-export function catalogStore(config: AppConfig): TenantCatalogStore {
+export function catalogStore(config: AppConfig): Store {
   let store = stores.get(config);
   if (!store) {
     store =
