@@ -52,6 +52,10 @@ class CountingSink implements ChangeSink {
   async endStream() {}
   async finish() {}
   async close() {}
+  names() {
+    return [];
+  }
+  readonly ownNames = [];
 }
 
 async function main() {

@@ -53,12 +53,19 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
     const { discover } = await import('../catalog');
     const found = await discover(ctx.access.graphql, { abortSignal: signal });
     const streams = found.streams.map((p) => p.stream);
+    const clashing = await refusedNames(ctx, streams);
     return [
       {
         name: 'catalog',
         state: 'ok',
         found: `none stored yet: the first run discovers ${streams.length} streams (${streams.map((s) => s.name).join(', ')}); \`tenant-integrations discover\` shows them`,
       },
+      ...[...clashing].map(([stream, why]): Check => ({
+        name: `stream ${stream}`,
+        state: 'fail',
+        found: why,
+        action: actionFor('stream_names_collide'),
+      })),
     ];
   }
   const streams = selectStreams(
@@ -76,7 +83,20 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
     settings.streams,
   );
   const where = file ? `SYNC_STREAMS_FILE ${file}` : 'the stored catalog';
-  if (refused) return firstPages(ctx, streams, where, signal);
+  const collide = await refusedNames(ctx, streams);
+  const named = (s: StreamDefinition): Check | undefined =>
+    collide.has(s.name)
+      ? {
+          name: `stream ${s.name}`,
+          state: 'fail',
+          found: collide.get(s.name) as string,
+          action: actionFor('stream_names_collide'),
+        }
+      : undefined;
+  if (refused)
+    return (await firstPages(ctx, streams, where, signal)).map(
+      (c) => named(streams.find((s) => `stream ${s.name}` === c.name) as StreamDefinition) ?? c,
+    );
   const { schemaProblems } = await import('../catalog/introspect');
   const { invalidTouched } = await import('../catalog/drift');
   const { invalidMessage } = await import('../catalog');
@@ -96,6 +116,8 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
     : [];
   return invalid.concat(
     streams.map((s): Check => {
+      const clash = named(s);
+      if (clash) return clash;
       const touched = invalidTouched(schema as GraphQLSchema, s, problems);
       if (touched.length)
         return {
@@ -127,6 +149,19 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
         found: `validates against the tenant's schema (${where})`,
       };
     }),
+  );
+}
+
+/** The streams the configured sinks would write to one place, each with why (shared/sinks/names.ts). */
+async function refusedNames(ctx: DoctorContext, streams: StreamDefinition[]): Promise<Map<string, string>> {
+  const { createSink, nameCollisions, refusedByName } = await import('../sinks');
+  // Made only to be asked for names: no sink opens a connection before its first write.
+  const sink = createSink(ctx.config.sinkSpecs, { config: ctx.config, secrets: ctx.access.secrets });
+  return refusedByName(
+    nameCollisions(
+      sink,
+      streams.map((s) => s.name),
+    ),
   );
 }
 

@@ -25,6 +25,16 @@ export const STORAGE_ERRORS = {
     title: 'Sink failed',
     action: 'The downstream receiver failed; fix it — the next run resumes from the same page.',
   },
+  sink_location_taken: {
+    title: 'A sink’s place for a stream is not its own',
+    action:
+      'The folder or table the message names holds what the app did not make, and nothing there was changed: point the sink at a place of its own (delta:PATH, DELTA_URL), or give the stream another name (its `name` in SYNC_STREAMS_FILE). The other streams went on.',
+  },
+  stream_names_collide: {
+    title: 'Two streams would be written to one place',
+    action:
+      'Give one of the streams the message names another name (its `name` in SYNC_STREAMS_FILE; `tenant-integrations discover --out FILE` writes one to edit). Neither was read or written; the others went on.',
+  },
   run_stopped: {
     title: 'Run stopped',
     action:

@@ -104,6 +104,13 @@ export class BlobSink implements ChangeSink {
   /** Nothing held open: its clients close with the process. */
   async close(): Promise<void> {}
 
+  /** `{tenant}/{runId}/{stream}.ndjson.gz` (and `.parquet`): the stream's name, as a download to a folder holds it. */
+  names(stream: string): string[] {
+    return [`${this.description}/${stream}`];
+  }
+
+  readonly ownNames: readonly string[] = [];
+
   async finish(manifest: RunManifest): Promise<void> {
     const blob = await this.blob(manifest.tenant, manifest.runId, 'manifest.json');
     const text = `${JSON.stringify(manifest, null, 2)}\n`;

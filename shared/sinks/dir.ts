@@ -86,6 +86,13 @@ export class DirectorySink implements ChangeSink {
   /** Nothing held open: its clients close with the process. */
   async close(): Promise<void> {}
 
+  /** `{runId}/{stream}.ndjson` (or `.parquet`, `.parts/`, `.quarantine.ndjson`): the stream's name, as a folder holds it. */
+  names(stream: string): string[] {
+    return [`${this.description}/${stream}`];
+  }
+
+  readonly ownNames: readonly string[] = [];
+
   async finish(manifest: RunManifest): Promise<void> {
     await mkdir(join(this.dir, manifest.runId), { recursive: true });
     await writeFile(

@@ -56,4 +56,10 @@ export class MultiSink implements GroupingSink {
   async close() {
     await Promise.all(this.sinks.map((s) => s.close()));
   }
+  names(stream: string) {
+    return this.sinks.flatMap((s) => s.names(stream));
+  }
+  get ownNames() {
+    return this.sinks.flatMap((s) => s.ownNames);
+  }
 }

@@ -18,6 +18,7 @@ import {
 import { webhookSink } from './webhook';
 
 export { isGrouping } from './types';
+export { nameCollisions, refusedByName, type NameCollision } from './names';
 export type {
   ChangeBatch,
   ChangeSink,
@@ -160,6 +161,8 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
   const traced: ChangeSink = {
     description: sink.description,
     close: () => sink.close(),
+    names: (stream) => sink.names(stream),
+    ownNames: sink.ownNames,
     write,
     endStream: (tenant, runId, stream, changedPages, counts, options) =>
       inSpan('sink end stream', { ...fields, runId, stream, pages: changedPages.length }, () =>

@@ -59,6 +59,14 @@ export interface ChangeSink {
   finish(manifest: RunManifest): Promise<void>;
   /** Lets go of what the sink holds open (the postgres sink's connections), so a command can exit at once. */
   close(): Promise<void>;
+  /**
+   * The places this sink makes of a stream's name (a table, a folder, a file), each said whole — where, and its name:
+   * two streams with a place equal once case is folded would share it, and both are refused before anything is
+   * written (names.ts). None for a sink that names nothing after a stream (webhook).
+   */
+  names(stream: string): readonly string[];
+  /** Places the sink keeps for itself (the postgres sink's checkpoint tables): no stream may be written there. */
+  readonly ownNames: readonly string[];
 }
 
 /**

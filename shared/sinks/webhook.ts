@@ -14,6 +14,11 @@ export type WebhookSinkOptions = Omit<SignedPostOptions, 'refusedHint' | 'unavai
  */
 export class WebhookSink implements ChangeSink {
   readonly description: string;
+  /** Nothing named after a stream: every page goes to one receiver, the stream named in its body. */
+  readonly ownNames: readonly string[] = [];
+  names(): string[] {
+    return [];
+  }
   private readonly poster: SignedPoster;
 
   constructor(url: string, options: WebhookSinkOptions) {

@@ -10,7 +10,8 @@ import { endPass } from './end-pass';
 import { listPages, loweredOf, openPass, type OpenPass } from './stream-pass';
 import { noCounts } from '../changes';
 import type { PassKind } from './passes';
-import { isGrouping, type RunManifest } from '../sinks/types';
+import { isGrouping, type ChangeSink, type RunManifest } from '../sinks/types';
+import { nameCollisions, refusedByName } from '../sinks/names';
 import type { SyncRunRecord } from './run-record';
 import type { StreamResult, SyncContext } from './context';
 import { neverReady, readiness } from './order';
@@ -45,6 +46,23 @@ const catalogFields = (c: RunCatalog): Partial<SyncRunRecord> => ({
 });
 
 /**
+ * Streams whose names make one place of a sink (`orders` and `orders_changes` with the delta sink, `X` and `x`)
+ * are blocked, both of them, naming the place: nothing of either is written over the other.
+ */
+function refuseCollisions(run: SyncRunRecord, sink: ChangeSink): SyncRunRecord {
+  const refused = refusedByName(
+    nameCollisions(
+      sink,
+      (run.streams ?? []).map((s) => (s as { name: string }).name),
+    ),
+  );
+  if (!refused.size) return run;
+  const blocked = { ...(run.blocked ?? {}) };
+  for (const [stream, message] of refused) blocked[stream] = { code: 'stream_names_collide', message };
+  return { ...run, blocked };
+}
+
+/**
  * The run to work on: the unfinished one if there is one (it resumes under its own id, with the streams it began
  * with), else a new one with the catalog's streams as they are now. `full` starts a new run that ignores every
  * snapshot.
@@ -71,25 +89,31 @@ export async function beginRun(
     const streams = before.map((s) => byName.get(s.name) ?? s);
     const names = new Set(streams.map((s) => s.name));
     const { blocked: _before, ...rest } = existing;
-    const run: SyncRunRecord = {
-      ...rest,
-      ...catalogFields({
-        ...now,
-        streams,
-        blocked: Object.fromEntries(Object.entries(now.blocked).filter(([n]) => names.has(n))),
-      }),
-    };
+    const run = refuseCollisions(
+      {
+        ...rest,
+        ...catalogFields({
+          ...now,
+          streams,
+          blocked: Object.fromEntries(Object.entries(now.blocked).filter(([n]) => names.has(n))),
+        }),
+      },
+      ctx.sink,
+    );
     await ctx.state.writeRun(ctx.tenant, run);
     return { ...run, resumed: true };
   }
   const startedAt = options.startedAt ?? new Date((ctx.clock ?? systemClock).now()).toISOString();
-  const run: SyncRunRecord = {
-    runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
-    startedAt,
-    full: Boolean(options.full),
-    ...(options.fullPass ? { fullPass: true } : {}),
-    ...catalogFields(await catalog()),
-  };
+  const run = refuseCollisions(
+    {
+      runId: options.runId ?? `${startedAt.replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`,
+      startedAt,
+      full: Boolean(options.full),
+      ...(options.fullPass ? { fullPass: true } : {}),
+      ...catalogFields(await catalog()),
+    },
+    ctx.sink,
+  );
   await ctx.state.writeRun(ctx.tenant, run);
   return { ...run, resumed: false };
 }

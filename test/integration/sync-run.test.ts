@@ -55,6 +55,8 @@ function failingAt(failAt: number, out: DirectorySink) {
   let writes = 0;
   const sink: ChangeSink = {
     description: 'flaky',
+    names: (stream) => out.names(stream),
+    ownNames: [],
     write: async (batch) => {
       if (++writes === failAt) throw new Error('downstream unavailable');
       seen.push(...batch.changes);
@@ -462,6 +464,8 @@ describe('sync run against the sandbox', () => {
     const holding: GroupingSink = {
       groups: true,
       description: 'holding',
+      names: () => [],
+      ownNames: [],
       write: async (batch, options) => {
         if (!options?.hold) throw new Error('every page of a pass is written with hold');
         heldThrough = batch.page;

@@ -99,6 +99,8 @@ describe('limits the tenant never announced', () => {
       let writes = 0;
       const flaky: ChangeSink = {
         description: 'flaky',
+        names: (stream) => out.names(stream),
+        ownNames: [],
         write: async (batch) => {
           if (++writes === 3) throw new Error('downstream unavailable');
           await out.write(batch);

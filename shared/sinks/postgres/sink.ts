@@ -83,6 +83,16 @@ export class PostgresSink implements GroupingSink {
     this.description = `PostgreSQL schema ${options.schema}`;
   }
 
+  /** The stream's table in the schema (PostgreSQL keeps 63 bytes of a name: the stream's is at most 63). */
+  names(stream: string): string[] {
+    return [`${this.description}.${stream}`];
+  }
+
+  /** The sink's own tables in the schema: a stream of one of these names would be written into them. */
+  get ownNames(): readonly string[] {
+    return [SINK_PAGES_TABLE, SINK_RUNS_TABLE, SINK_QUARANTINE_TABLE].map((t) => `${this.description}.${t}`);
+  }
+
   private table(stream: string) {
     return `${ident(this.options.schema)}.${ident(stream)}`;
   }
