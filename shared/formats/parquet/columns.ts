@@ -70,6 +70,11 @@ export class ColumnLearner {
   columns(): Map<string, ColumnKind> {
     return new Map([...this.seen].map(([k, v]) => [k, v ?? 'STRING']));
   }
+
+  /** The fields seen so far, each with its kind, or undefined when every value so far was null. */
+  kinds(): ReadonlyMap<string, ColumnKind | undefined> {
+    return this.seen;
+  }
 }
 
 export async function learnColumns<T>(

@@ -1,9 +1,49 @@
 /*
  * The Delta log's vocabulary: the actions this sink writes and reads, and a table's state as replaying them makes it.
  */
+import { vectorId, type DeletionVector } from './deletion-vectors';
 
-/** Protocol 1 / 2: what every Delta reader (Spark, Fabric, Databricks, delta-rs) reads, no table features. */
-export const PROTOCOL = { minReaderVersion: 1, minWriterVersion: 2 } as const;
+export interface Protocol {
+  minReaderVersion: number;
+  minWriterVersion: number;
+  readerFeatures?: string[];
+  writerFeatures?: string[];
+}
+
+/** Protocol 1 / 2: what every Delta reader reads, no table features (DELTA_DELETION_VECTORS=false). */
+export const PLAIN_PROTOCOL: Protocol = { minReaderVersion: 1, minWriterVersion: 2 };
+/** Reader 3 / writer 7 with deletion vectors, and nothing else: Spark 3.4+, Fabric, Databricks, delta-rs' kernel. */
+export const DV_PROTOCOL: Protocol = {
+  minReaderVersion: 3,
+  minWriterVersion: 7,
+  readerFeatures: ['deletionVectors'],
+  writerFeatures: ['deletionVectors'],
+};
+
+/**
+ * Why this sink cannot write a table of this protocol and metadata, or undefined. It writes protocol 1 / 2 and
+ * 3 / 7 with deletion vectors; the legacy features a writer 2 table implies (and Spark lists when it moves a table to
+ * table features), `appendOnly` and `invariants`, only while they are not in force.
+ */
+export function unwritable(p: Protocol | undefined, meta?: MetaDataAction): string | undefined {
+  if (!p) return undefined;
+  if (meta?.configuration['delta.appendOnly'] === 'true') return 'it is append-only (delta.appendOnly)';
+  if (meta?.schemaString.includes('delta.invariants')) return 'a column has an invariant (delta.invariants)';
+  const readerOk = p.minReaderVersion === 1 || p.minReaderVersion === 3;
+  const writerOk = p.minWriterVersion <= 2 || p.minWriterVersion === 7;
+  if (!readerOk || !writerOk) return `it needs reader ${p.minReaderVersion} / writer ${p.minWriterVersion}`;
+  const known = new Set(['deletionVectors', 'appendOnly', 'invariants']);
+  const features = [
+    ...(p.minReaderVersion === 3 ? (p.readerFeatures ?? []) : []),
+    ...(p.minWriterVersion === 7 ? (p.writerFeatures ?? []) : []),
+  ];
+  const unknown = [...new Set(features.filter((f) => !known.has(f)))];
+  return unknown.length ? `it uses the table features ${unknown.join(', ')}` : undefined;
+}
+
+/** Whether the table's files may carry deletion vectors (its readers read them). */
+export const hasDeletionVectors = (p: Protocol | undefined) =>
+  Boolean(p && p.minReaderVersion === 3 && p.readerFeatures?.includes('deletionVectors'));
 
 export interface AddAction {
   path: string;
@@ -13,6 +53,7 @@ export interface AddAction {
   dataChange: boolean;
   stats?: string;
   tags?: Record<string, string>;
+  deletionVector?: DeletionVector;
 }
 
 export interface RemoveAction {
@@ -23,6 +64,8 @@ export interface RemoveAction {
   partitionValues?: Record<string, string>;
   size?: number;
   tags?: Record<string, string>;
+  deletionVector?: DeletionVector;
+  stats?: string;
 }
 
 export interface MetaDataAction {
@@ -43,7 +86,7 @@ export interface TxnAction {
 }
 
 export type Action =
-  | { protocol: { minReaderVersion: number; minWriterVersion: number } }
+  | { protocol: Protocol }
   | { metaData: MetaDataAction }
   | { add: AddAction }
   | { remove: RemoveAction }
@@ -54,7 +97,7 @@ export type Action =
 export interface Snapshot {
   /** -1: no table yet. */
   version: number;
-  protocol?: { minReaderVersion: number; minWriterVersion: number };
+  protocol?: Protocol;
   metaData?: MetaDataAction;
   files: Map<string, AddAction>;
   tombstones: Map<string, RemoveAction>;
@@ -64,7 +107,15 @@ export interface Snapshot {
 export const LOG = '_delta_log';
 export const versionName = (v: number) => String(v).padStart(20, '0');
 
-/** Applies one action to the state, as a reader replays the log. */
+/** An action's fields without the nulls a checkpoint's columns hold for what the action does not have. */
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as T;
+
+/**
+ * Applies one action to the state, as a reader replays the log. A file is its path and its deletion vector (PROTOCOL.md,
+ * "Action Reconciliation"): a commit that gives a file a new vector holds an `add` of the new and a `remove` of the old,
+ * in either order (Spark writes the `add` first), and the `remove` must not take the new one away.
+ */
 export function apply(state: Snapshot, action: Partial<Record<string, unknown>>): void {
   if (action.protocol) state.protocol = action.protocol as Snapshot['protocol'];
   if (action.metaData) state.metaData = action.metaData as MetaDataAction;
@@ -73,14 +124,16 @@ export function apply(state: Snapshot, action: Partial<Record<string, unknown>>)
     state.txns.set(t.appId, Number(t.version));
   }
   if (action.add) {
-    const a = action.add as AddAction;
+    const a = defined(action.add as AddAction);
     const path = decodeURIComponent(a.path);
     state.files.set(path, { ...a, path });
     state.tombstones.delete(path);
   }
   if (action.remove) {
-    const r = action.remove as RemoveAction;
+    const r = defined(action.remove as RemoveAction);
     const path = decodeURIComponent(r.path);
+    const live = state.files.get(path);
+    if (live && vectorId(live.deletionVector) !== vectorId(r.deletionVector)) return; // another logical file
     state.files.delete(path);
     state.tombstones.set(path, { ...r, path });
   }

@@ -5,6 +5,7 @@
 import type { SchemaElement } from 'hyparquet';
 import { readDataFile } from './columns';
 import type { Snapshot } from './actions';
+import type { DeletionVector } from './deletion-vectors';
 import type { DeltaStore } from './store';
 
 const text = (name: string, required = false): SchemaElement => ({
@@ -29,13 +30,29 @@ const stringMap = (name: string): SchemaElement[] => [
   text('value'),
 ];
 
+/** list<string>: the three-level LIST the Parquet format specifies. */
+const stringList = (name: string): SchemaElement[] => [
+  { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  text('element'),
+];
+/** The DeletionVectorDescriptor struct (PROTOCOL.md, "Checkpoint Schema"). */
+const deletionVector: SchemaElement[] = [
+  group('deletionVector', 5),
+  text('storageType'),
+  text('pathOrInlineDv'),
+  int('offset'),
+  int('sizeInBytes'),
+  long('cardinality'),
+];
+
 const SCHEMA: SchemaElement[] = [
   { name: 'schema', num_children: 5 },
   group('txn', 3),
   text('appId'),
   long('version'),
   long('lastUpdated'),
-  group('add', 7),
+  group('add', 8),
   text('path'),
   ...stringMap('partitionValues'),
   long('size'),
@@ -43,6 +60,8 @@ const SCHEMA: SchemaElement[] = [
   bool('dataChange'),
   text('stats'),
   ...stringMap('tags'),
+  ...deletionVector,
+  // A checkpoint's `remove` carries neither stats nor tags (PROTOCOL.md, "Checkpoints").
   group('remove', 7),
   text('path'),
   long('deletionTimestamp'),
@@ -50,7 +69,7 @@ const SCHEMA: SchemaElement[] = [
   bool('extendedFileMetadata'),
   ...stringMap('partitionValues'),
   long('size'),
-  ...stringMap('tags'),
+  ...deletionVector,
   group('metaData', 8),
   text('id'),
   text('name'),
@@ -64,9 +83,11 @@ const SCHEMA: SchemaElement[] = [
   text('element'),
   ...stringMap('configuration'),
   long('createdTime'),
-  group('protocol', 2),
+  group('protocol', 4),
   int('minReaderVersion'),
   int('minWriterVersion'),
+  ...stringList('readerFeatures'),
+  ...stringList('writerFeatures'),
 ];
 
 const big = (n: number | undefined) => (n === undefined ? null : BigInt(Math.trunc(n)));
@@ -75,7 +96,23 @@ const big = (n: number | undefined) => (n === undefined ? null : BigInt(Math.tru
 function rows(state: Snapshot) {
   const out: Array<Record<string, unknown>> = [];
   const row = (column: string, value: unknown) => out.push({ [column]: value });
-  if (state.protocol) row('protocol', state.protocol);
+  const dv = (d: DeletionVector | undefined) =>
+    d
+      ? {
+          storageType: d.storageType,
+          pathOrInlineDv: d.pathOrInlineDv,
+          offset: d.offset ?? null,
+          sizeInBytes: d.sizeInBytes,
+          cardinality: big(d.cardinality),
+        }
+      : null;
+  if (state.protocol)
+    row('protocol', {
+      minReaderVersion: state.protocol.minReaderVersion,
+      minWriterVersion: state.protocol.minWriterVersion,
+      readerFeatures: state.protocol.readerFeatures ?? null,
+      writerFeatures: state.protocol.writerFeatures ?? null,
+    });
   if (state.metaData) {
     const m = state.metaData;
     row('metaData', {
@@ -99,6 +136,7 @@ function rows(state: Snapshot) {
       dataChange: false,
       stats: a.stats ?? null,
       tags: a.tags ?? null,
+      deletionVector: dv(a.deletionVector),
     });
   for (const r of state.tombstones.values())
     row('remove', {
@@ -108,7 +146,7 @@ function rows(state: Snapshot) {
       extendedFileMetadata: r.extendedFileMetadata ?? false,
       partitionValues: r.partitionValues ?? {},
       size: big(r.size),
-      tags: r.tags ?? null,
+      deletionVector: dv(r.deletionVector),
     });
   return out;
 }

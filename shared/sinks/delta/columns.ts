@@ -107,7 +107,7 @@ export class Stats {
     }
   }
 
-  toJSON(): string {
+  toJSON(extra: Record<string, unknown> = {}): string {
     const minValues: Record<string, unknown> = {};
     const maxValues: Record<string, unknown> = {};
     const nullCount: Record<string, number> = {};
@@ -118,7 +118,7 @@ export class Stats {
         maxValues[c.name] = c.greatest;
       }
     }
-    return JSON.stringify({ numRecords: this.rows, minValues, maxValues, nullCount });
+    return JSON.stringify({ numRecords: this.rows, minValues, maxValues, nullCount, ...extra });
   }
 
   get count(): number {
@@ -139,38 +139,71 @@ const compressors = () =>
 const KINDS: Record<DeltaType, ColumnKind> = { string: 'STRING', double: 'DOUBLE', boolean: 'BOOLEAN' };
 
 /**
- * Rows as one Parquet data file at `local` (the sinks' writer, a row group at a time), its size and statistics:
- * uploaded from there (a million changes are not held in memory). `columns` are the file's columns in order.
+ * Rows into one Parquet data file at `local` as they come (the sinks' writer, a row group at a time), with the
+ * statistics its `add` carries: uploaded from there when finished (a million changes are not held in memory).
  */
+export class DataFileWriter {
+  readonly stats: Stats;
+  private readonly writer: import('../../formats/parquet').ParquetRows<Record<string, unknown>>;
+
+  constructor(
+    readonly local: string,
+    columns: Columns,
+    required: readonly string[] = [KEY_COLUMN],
+  ) {
+    const { ParquetRows } = parquet();
+    this.stats = new Stats(columns);
+    // Every column is "leading" (a value taken by name): the writer's own walk of a record's fields would skip none.
+    this.writer = new ParquetRows<Record<string, unknown>>(local, new Map(), {
+      leading: columns.map(([name, type]) => ({
+        name,
+        kind: KINDS[type],
+        required: required.includes(name),
+        value: (r: Record<string, unknown>) => r[name],
+      })),
+      recordOf: () => undefined,
+    });
+  }
+
+  get rows(): number {
+    return this.stats.count;
+  }
+
+  async add(rows: Array<Record<string, unknown>>): Promise<void> {
+    for (const r of rows) this.stats.add(r);
+    await this.writer.add(rows);
+  }
+
+  async finish(): Promise<{ local: string; size: number; stats: Stats }> {
+    try {
+      await this.writer.finish();
+      return { local: this.local, size: (await stat(this.local)).size, stats: this.stats };
+    } catch (err) {
+      await this.abandon();
+      throw err;
+    }
+  }
+
+  async abandon(): Promise<void> {
+    await rm(this.local, { force: true });
+  }
+}
+
+/** Rows as one Parquet data file at `local`, its size and statistics. `columns` are the file's columns in order. */
 export async function dataFile(
   pages: AsyncIterable<Array<Record<string, unknown>>> | Array<Array<Record<string, unknown>>>,
   columns: Columns,
   local: string,
   required: readonly string[] = [KEY_COLUMN],
 ): Promise<{ local: string; size: number; stats: Stats }> {
-  const { ParquetRows } = parquet();
-  const stats = new Stats(columns);
-  // Every column is "leading" (a value taken by name): the writer's own walk of a record's fields would skip none.
-  const writer = new ParquetRows<Record<string, unknown>>(local, new Map(), {
-    leading: columns.map(([name, type]) => ({
-      name,
-      kind: KINDS[type],
-      required: required.includes(name),
-      value: (r: Record<string, unknown>) => r[name],
-    })),
-    recordOf: () => undefined,
-  });
+  const writer = new DataFileWriter(local, columns, required);
   try {
-    for await (const rows of pages) {
-      for (const r of rows) stats.add(r);
-      await writer.add(rows);
-    }
-    await writer.finish();
-    return { local, size: (await stat(local)).size, stats };
+    for await (const rows of pages) await writer.add(rows);
   } catch (err) {
-    await rm(local, { force: true });
+    await writer.abandon();
     throw err;
   }
+  return writer.finish();
 }
 
 /** A data file's rows, every column by name (a column the file lacks is absent). */

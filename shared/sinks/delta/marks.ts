@@ -1,14 +1,6 @@
 /*
- * Where a record and a run stand in a table: a key's bucket in the current table's layout, and a run's mark in a
- * table's log (the `txn` action's application id and version).
+ * A run's mark in a table's log: the `txn` action's application id (the app and its tenant) and version (the run).
  */
-
-/** A key's bucket: FNV-1a of its text, so a small change touches few of the current table's files. */
-export function bucketOf(key: string, buckets: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % buckets;
-}
 
 /**
  * The run's mark in a table's log (the `txn` action's version): its start in milliseconds, which the run id begins

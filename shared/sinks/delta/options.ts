@@ -9,5 +9,7 @@ export interface DeltaOptions {
   checkpointInterval: number;
   /** About this many rows a data file of the current table, when the table is made (DELTA_ROWS_PER_FILE). */
   rowsPerFile?: number;
+  /** New current-records tables get deletion vectors (reader 3 / writer 7): DELTA_DELETION_VECTORS. */
+  deletionVectors?: boolean;
   clock: Clock;
 }

@@ -1,8 +1,10 @@
 import type { ContainerClient } from '@azure/storage-blob';
 import { randomUUID } from 'node:crypto';
 import {
+  copyFile,
   link,
   mkdir,
+  open,
   readdir,
   readFile,
   rename,
@@ -10,7 +12,6 @@ import {
   stat,
   unlink,
   writeFile,
-  copyFile,
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -29,14 +30,28 @@ export interface StoredFile {
 export interface DeltaStore {
   readonly description: string;
   read(path: string, options?: { abortSignal?: AbortSignal }): Promise<Buffer | undefined>;
-  /** Every file under `prefix` (a folder path, no trailing `/`), at any depth. */
-  list(prefix: string, options?: { abortSignal?: AbortSignal }): Promise<StoredFile[]>;
+  /** Bytes `[start, end)` of a file (a data file's footer and the column chunks a reader needs, not the whole file). */
+  readRange(
+    path: string,
+    start: number,
+    end: number,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<Buffer>;
+  /** Every file under `prefix` (a folder path, no trailing `/`), at any depth, as the listing goes: stop when done. */
+  list(prefix: string, options?: { abortSignal?: AbortSignal }): AsyncIterable<StoredFile>;
+  /** The file on this machine's disk, where it is one (a folder store): read there instead of copied. */
+  localPath(path: string): string | undefined;
   /** Writes the file only if there is none: false when one was there (another writer took that name). */
   createIfAbsent(
     path: string,
     body: Buffer | string,
     options?: { abortSignal?: AbortSignal },
   ): Promise<boolean>;
+  /**
+   * Writes (or replaces) a staged page, where nothing reads it until the stream's end: a write cut short is written
+   * again when the run resumes, so it need not be atomic (one call fewer per page than `put` on a folder).
+   */
+  stage(path: string, body: Buffer | string, options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Writes (or replaces) the file whole: a reader sees the old bytes or the new ones. */
   put(path: string, body: Buffer | string, options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Writes the file from a local one (a data file made in a temporary folder). */
@@ -69,27 +84,62 @@ export class FolderStore implements DeltaStore {
     }
   }
 
-  async list(prefix: string) {
-    const out: StoredFile[] = [];
-    const walk = async (rel: string): Promise<void> => {
-      let entries;
-      try {
-        entries = await readdir(this.at(rel), { withFileTypes: true });
-      } catch (err) {
-        if (isMissing(err)) return;
-        throw err;
+  async readRange(path: string, start: number, end: number) {
+    const file = await open(this.at(path), 'r');
+    try {
+      const out = Buffer.alloc(end - start);
+      let at = 0;
+      while (at < out.length) {
+        const { bytesRead } = await file.read(out, at, out.length - at, start + at);
+        if (!bytesRead) throw new Error(`${this.at(path)} ends before byte ${end}`);
+        at += bytesRead;
       }
-      for (const e of entries) {
-        const child = rel ? `${rel}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(child);
-        else if (e.isFile()) {
-          const s = await stat(this.at(child)).catch(() => undefined);
-          if (s) out.push({ path: child, size: s.size, modifiedMs: s.mtimeMs });
-        }
-      }
-    };
-    await walk(prefix);
-    return out;
+      return out;
+    } finally {
+      await file.close();
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredFile> {
+    let entries;
+    try {
+      entries = await readdir(this.at(prefix), { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      throw err;
+    }
+    for (const e of entries) {
+      const child = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) yield* this.list(child);
+      else if (e.isFile()) {
+        const s = await stat(this.at(child)).catch(() => undefined);
+        if (s) yield { path: child, size: s.size, modifiedMs: s.mtimeMs };
+      } else yield { path: child, size: 0, modifiedMs: 0 }; // a link or a device: not ours, whatever it is
+    }
+  }
+
+  localPath(path: string) {
+    return this.at(path);
+  }
+
+  /** Folders already made for staged pages: one `mkdir` a stream and run, not one a page. */
+  private readonly made = new Set<string>();
+
+  async stage(path: string, body: Buffer | string) {
+    const target = this.at(path);
+    const folder = dirname(target);
+    if (!this.made.has(folder)) {
+      await mkdir(folder, { recursive: true });
+      this.made.add(folder);
+    }
+    try {
+      await writeFile(target, body);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      this.made.delete(folder); // removed meanwhile (a run's staging cleared): made again
+      await mkdir(folder, { recursive: true });
+      await writeFile(target, body);
+    }
   }
 
   /** Written whole beside the target, then linked to its name: the link fails if the name exists (atomically). */
@@ -131,6 +181,7 @@ export class FolderStore implements DeltaStore {
 
   async removeAll(prefix: string) {
     await rm(this.at(prefix), { recursive: true, force: true });
+    for (const folder of this.made) if (folder.startsWith(this.at(prefix))) this.made.delete(folder);
   }
 }
 
@@ -161,20 +212,31 @@ export class BlobStore implements DeltaStore {
     }
   }
 
-  async list(prefix: string, options: { abortSignal?: AbortSignal } = {}) {
+  async readRange(path: string, start: number, end: number, options: { abortSignal?: AbortSignal } = {}) {
+    const blob = (await this.container()).getBlockBlobClient(this.name(path));
+    return blob.downloadToBuffer(start, end - start, { abortSignal: options.abortSignal });
+  }
+
+  async *list(prefix: string, options: { abortSignal?: AbortSignal } = {}): AsyncIterable<StoredFile> {
     const container = await this.container();
     const base = this.name('');
-    const out: StoredFile[] = [];
     for await (const b of container.listBlobsFlat({
       prefix: `${this.name(prefix)}/`,
       abortSignal: options.abortSignal,
     }))
-      out.push({
+      yield {
         path: b.name.slice(base.length),
         size: b.properties.contentLength ?? 0,
         modifiedMs: b.properties.lastModified?.getTime() ?? 0,
-      });
-    return out;
+      };
+  }
+
+  localPath() {
+    return undefined;
+  }
+
+  async stage(path: string, body: Buffer | string, options: { abortSignal?: AbortSignal } = {}) {
+    await this.put(path, body, options);
   }
 
   async createIfAbsent(path: string, body: Buffer | string, options: { abortSignal?: AbortSignal } = {}) {
@@ -208,6 +270,8 @@ export class BlobStore implements DeltaStore {
   }
 
   async removeAll(prefix: string, options: { abortSignal?: AbortSignal } = {}) {
-    for (const file of await this.list(prefix, options)) await this.remove(file.path, options);
+    const files: string[] = [];
+    for await (const file of this.list(prefix, options)) files.push(file.path);
+    for (const file of files) await this.remove(file, options);
   }
 }
