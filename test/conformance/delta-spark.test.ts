@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { changesOf, driveDelta, readDelta, runAt } from '../helpers/delta';
@@ -62,7 +62,7 @@ describe('delta sink tables, read and written by Apache Spark with Delta Lake', 
       },
     ];
     for (const run of runs)
-      expect(await driveDelta({ store, fields: FIELDS, options, ...run })).toEqual({
+      expect(await driveDelta({ store, fields: FIELDS, options, ...run })).toMatchObject({
         ok: true,
         result: { rejected: 0 },
       });
@@ -138,7 +138,60 @@ describe('delta sink tables, read and written by Apache Spark with Delta Lake', 
     ]);
     expect(after.rows).toHaveLength(38);
     expect(after.rows.find((r) => r._key === 'r0010')?.title).toBe('after Spark');
-    const ours = await readDelta(items);
-    expect(ours.rows).toEqual(after.rows);
+    for (const reader of ['node', 'delta-rs'] as const)
+      expect([reader, (await readDelta(items, { reader })).rows]).toEqual([reader, after.rows]);
+
+    // Spark deletes rows itself, with deletion vectors in a file of its own (`u`); the sink's next run reads them, adds
+    // its own, and leaves Spark's file where it is.
+    await spark([{ op: 'sql', sql: `DELETE FROM delta.\`${items}\` WHERE _key IN ('r0012', 'r0013')` }]);
+    const sparksVector = readdirSync(items).filter((f) => f.startsWith('deletion_vector_'));
+    expect(sparksVector).toHaveLength(1);
+    expect(
+      await driveDelta({
+        store,
+        fields: [...FIELDS, 'owner'],
+        options,
+        runId: runAt('2026-11-28T13:00:00.000Z'),
+        pages: [
+          changesOf('updated', 14, 15, { title: 'after Spark’s delete' }),
+          changesOf('deleted', 15, 16),
+        ],
+        clockOffsetSeconds: 30 * 24 * 3600,
+      }),
+    ).toMatchObject({ ok: true });
+    const [final] = (await spark([{ op: 'read', path: items }])) as [
+      { rows: Array<Record<string, unknown>> },
+    ];
+    expect(final.rows.map((r) => r._key)).not.toEqual(expect.arrayContaining(['r0012']));
+    expect(final.rows).toHaveLength(38 - 3);
+    expect(final.rows.find((r) => r._key === 'r0014')?.title).toBe('after Spark’s delete');
+    for (const reader of ['node', 'delta-rs'] as const)
+      expect([reader, (await readDelta(items, { reader })).rows]).toEqual([reader, final.rows]);
+    expect(readdirSync(items).filter((f) => f.startsWith('deletion_vector_'))).toEqual(sparksVector);
+  });
+
+  it('a table Spark made where a stream’s table would go is refused by name, and every file of it stays', async () => {
+    const table = join(root, 'taken', 'items');
+    await spark([
+      {
+        op: 'sql',
+        sql: `CREATE TABLE delta.\`${table}\` (id STRING, title STRING) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')`,
+      },
+      { op: 'sql', sql: `INSERT INTO delta.\`${table}\` VALUES ('a', 'one'), ('b', 'two'), ('c', 'three')` },
+      { op: 'sql', sql: `DELETE FROM delta.\`${table}\` WHERE id = 'b'` },
+    ]);
+    const before = readdirSync(table, { recursive: true }).sort();
+    const refused = await driveDelta({
+      store: { folder: join(root, 'taken') },
+      fields: FIELDS,
+      runId: runAt('2026-11-28T09:00:00.000Z'),
+      pages: [changesOf('created', 0, 5)],
+      clockOffsetSeconds: 30 * 24 * 3600,
+    });
+    expect(refused).toMatchObject({ ok: false, code: 'sink_location_taken' });
+    expect(refused.error).toContain(table);
+    expect(readdirSync(table, { recursive: true }).sort()).toEqual(before);
+    const [rows] = (await spark([{ op: 'read', path: table }])) as [{ rows: unknown[] }];
+    expect(rows.rows).toHaveLength(2);
   });
 });

@@ -97,8 +97,8 @@ async function expectExactlyOnce(expected: Record<string, { changes: number; run
   for (const stream of STREAMS) {
     const [source, current, changes] = await Promise.all([
       sourceRecords(env as Record<string, string>, stream),
-      readDelta(join(dir, 'lake', stream)),
-      readDelta(join(dir, 'lake', `${stream}_changes`)),
+      readDelta(join(dir, 'lake', stream), { reader: 'delta-rs' }),
+      readDelta(join(dir, 'lake', `${stream}_changes`), { reader: 'delta-rs' }),
     ]);
     expect([stream, current.rows.map((r) => r._key)]).toEqual([stream, [...source.keys()].sort()]);
     for (const row of current.rows) {

@@ -1,7 +1,8 @@
 // Runs the delta sink (the built app, dist/) in its own Node process — Parquet's writer is an ES module jest cannot
 // load. Reads one JSON command on stdin: { store: {folder} | {connectionString, container, prefix}, options, runId,
-// tenant, pages: [[change…]…], fields, counts, fault: {loseAfter?, failBefore?} (regex sources), clockOffsetSeconds,
-// op: 'run' | 'race' | 'snapshot' (with table) }. Prints {ok: true, result} or {ok: false, error}.
+// tenant, stream, pages: [[change…]…] | generate: {kind, from, to, pageSize, extra}, fields, fault: {loseAfter?,
+// failBefore?} (regex sources), clockOffsetSeconds, stageOnly (pages written, the stream never ended: a run killed),
+// op: 'run' | 'race' | 'snapshot' (with table) }. Prints {ok: true, result, peakRssMb} or {ok: false, error, peakRssMb}.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -49,6 +50,33 @@ function storeOf(spec, fault) {
   return store;
 }
 
+/** Records `from`..`to` of the `items` stream as pages of changes (what test/helpers/delta.ts `changesOf` makes). */
+function generated({ kind, from, to, pageSize = 500, extra = {} }) {
+  const pages = [];
+  for (let at = from; at < to; at += pageSize) {
+    const page = [];
+    for (let i = at; i < Math.min(to, at + pageSize); i++) {
+      const id = `r${String(i).padStart(7, '0')}`;
+      const record = {
+        id,
+        title: `Record ${i}`,
+        score: i / 2,
+        done: i % 2 === 0,
+        tags: ['a', String(i)],
+        ...extra,
+      };
+      page.push({
+        kind,
+        id,
+        changeId: `${kind}-${id}-${JSON.stringify(extra)}`,
+        record: kind === 'deleted' ? undefined : record,
+      });
+    }
+    pages.push(page);
+  }
+  return pages;
+}
+
 async function run(c) {
   const clock = new OffsetClock();
   clock.advanceSeconds(c.clockOffsetSeconds ?? 0);
@@ -58,10 +86,11 @@ async function run(c) {
     retentionHours: 168,
     checkpointInterval: 10,
     rowsPerFile: 10,
+    deletionVectors: true,
     ...c.options,
     clock,
   });
-  const pages = c.pages.map((p) =>
+  const pages = (c.generate ? generated(c.generate) : c.pages).map((p) =>
     p.map((x) => change(c.stream ?? 'items', x.kind, x.id, x.changeId, x.record)),
   );
   for (const [i, changes] of pages.entries()) {
@@ -75,6 +104,7 @@ async function run(c) {
     await sink.write(batch);
     if (c.twice !== false) await sink.write(batch); // a page delivered twice replaces itself
   }
+  if (c.stageOnly) return 'staged';
   const created = pages.flat().filter((x) => x.kind === 'created').length;
   return sink.endStream(
     c.tenant ?? 'acme',
@@ -97,7 +127,11 @@ try {
             txns: Object.fromEntries(s.txns),
           }))
         : await run(command);
-  process.stdout.write(JSON.stringify({ ok: true, result: result ?? null }));
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(JSON.stringify({ ok: true, result: result ?? null, peakRssMb }));
 } catch (err) {
-  process.stdout.write(JSON.stringify({ ok: false, error: String(err?.message ?? err) }));
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(
+    JSON.stringify({ ok: false, error: String(err?.message ?? err), code: err?.code, peakRssMb }),
+  );
 }

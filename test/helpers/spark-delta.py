@@ -3,8 +3,9 @@ and writer of the Delta protocol, for the conformance suite.
 
 Usage: spark-delta.py COMMANDS_JSON. Each command is {"op": "read", "path": P, "version": V?} (the table's rows,
 sorted by their first column, and its schema), {"op": "history", "path": P} (each version's operation) or
-{"op": "optimize", "path": P} (Spark's OPTIMIZE: the table's files compacted by another engine). Prints a JSON list
-of the answers on the last line.
+{"op": "optimize", "path": P} (Spark's OPTIMIZE: the table's files compacted by another engine) or {"op": "sql", "sql": S}
+(a statement of Spark's own: a DELETE writing deletion vectors, a table made by Spark). Prints a JSON list of the
+answers on the last line.
 """
 import json
 import os
@@ -28,6 +29,10 @@ spark.sparkContext.setLogLevel("ERROR")
 
 answers = []
 for c in json.loads(sys.argv[1]):
+    if c["op"] == "sql":
+        spark.sql(c["sql"]).collect()
+        answers.append(True)
+        continue
     path = c["path"]
     if c["op"] == "read":
         reader = spark.read.format("delta")

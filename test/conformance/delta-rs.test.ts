@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { driveDelta, readDelta, runAt } from '../helpers/delta';
+import { deltaScenarios } from '../helpers/delta-scenarios';
+
+/**
+ * The delta sink's scenarios (test/helpers/delta-scenarios.ts) with delta-rs — PyPI's `deltalake`, a Delta reader
+ * nobody here wrote, through its query engine, which applies deletion vectors — reading every table back. Then what
+ * only another engine can do: delta-rs' OPTIMIZE compacts a table of 200 000 rows into one file, and the sink's next
+ * one-record change must not read that file into memory (with and without deletion vectors).
+ */
+jest.setTimeout(600_000);
+
+deltaScenarios('delta-rs');
+
+describe('delta sink after another engine compacted a table into one large file (delta-rs OPTIMIZE)', () => {
+  const ROWS = 200_000;
+  const fields = ['id', 'title', 'score', 'done', 'tags'];
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ti-delta-optimize-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  /** A first load of `rows`, OPTIMIZE or not, then one record changed: that run's peak, and the table as read after. */
+  async function oneChange(name: string, optimize: boolean, deletionVectors: boolean, rows = ROWS) {
+    const store = { folder: join(root, name) };
+    const options = { deletionVectors, rowsPerFile: 10_000 };
+    const changed = Math.floor(rows * 0.617);
+    const load = await driveDelta({
+      store,
+      options,
+      fields,
+      twice: false,
+      runId: runAt('2026-11-28T09:00:00.000Z'),
+      generate: { kind: 'created', from: 0, to: rows, pageSize: 1000 },
+    });
+    expect(load).toMatchObject({ ok: true });
+    if (optimize) {
+      const compacted = await readDelta(join(root, name, 'items'), { optimize: 'count' });
+      expect([compacted.count, compacted.files.length]).toEqual([rows, 1]);
+    }
+    const change = await driveDelta({
+      store,
+      options,
+      fields,
+      runId: runAt('2026-11-28T10:00:00.000Z'),
+      generate: { kind: 'updated', from: changed, to: changed + 1, extra: { title: 'changed' } },
+    });
+    expect(change).toMatchObject({ ok: true });
+    const after = await readDelta(join(root, name, 'items'), { reader: 'delta-rs' });
+    expect(after.rows).toHaveLength(rows);
+    expect(after.rows.filter((r) => r.title === 'changed').map((r) => r._key)).toEqual([
+      `r${String(changed).padStart(7, '0')}`,
+    ]);
+    return change.peakRssMb;
+  }
+
+  it("a one-record change adds at most 30 MB to the run's peak over the same change without OPTIMIZE (deletion vectors: the file's key column looked up, a page or two read)", async () => {
+    const plain = await oneChange('plain', false, true);
+    const compacted = await oneChange('compacted', true, true);
+    expect(compacted - plain).toBeLessThanOrEqual(30);
+  });
+
+  it('without deletion vectors the compacted file is written again a batch of rows at a time: the peak does not grow with the file (100 000 rows and 300 000 within 10 MB)', async () => {
+    const small = await oneChange('cow-100k', true, false, 100_000);
+    const large = await oneChange('cow-300k', true, false, 300_000);
+    expect(large - small).toBeLessThanOrEqual(10);
+  });
+});
