@@ -3,14 +3,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import { OffsetClock, registerHostClock } from '../shared/clock';
-import { problem } from '../shared/errors';
+import { problem, registerErrors } from '../shared/errors';
+import { LOCAL_HOST_ERRORS } from './errors';
+
+// The local host's own codes, registered as it loads (the app registers its features' as it is composed).
+registerErrors('devhost', LOCAL_HOST_ERRORS);
 import type { Logger } from '../shared/log';
 import { DurableEngine, DurableHttpError } from './durable/engine';
 import { DurableStore } from './durable/store';
 import { registrations, triggerOf, type Registration } from './functions-core';
 import { compileRoute } from './routes';
 import { TimerRunner } from './timers';
-import './errors'; // the local host's codes, declared before any is named
 
 export interface HostKeys {
   master: string;
@@ -355,6 +358,12 @@ export class LocalHost {
     res.end(bytes);
   }
 
+  /**
+   * Faults of the durable store's API, set by a test (`POST /admin/host/faults`): the next starts made and their answer
+   * lost (the connection dropped after the instance exists), the next status reads dropped before they are answered.
+   */
+  private readonly faults = { loseStartAnswers: 0, dropStatusReads: 0 };
+
   private async durableApi(req: IncomingMessage, res: ServerResponse, url: URL, sub: string): Promise<void> {
     const method = req.method ?? 'GET';
     const body = (await readBody(req)).toString('utf8');
@@ -365,6 +374,10 @@ export class LocalHost {
         m[2] ? decodeURIComponent(m[2]) : undefined,
         body,
       );
+      if (this.faults.loseStartAnswers > 0) {
+        this.faults.loseStartAnswers--;
+        return void req.socket.destroy(); // made, and its answer lost on the way back
+      }
       const payload = this.clientData().managementUrls;
       const links = Object.fromEntries(
         Object.entries(payload).map(([k, v]) => [k, v.replace('INSTANCEID', id)]),
@@ -381,6 +394,10 @@ export class LocalHost {
     }
     if ((m = /^\/instances\/([^/]+)$/.exec(sub))) {
       const id = decodeURIComponent(m[1]);
+      if (method === 'GET' && this.faults.dropStatusReads > 0) {
+        this.faults.dropStatusReads--;
+        return void req.socket.destroy();
+      }
       if (method === 'DELETE') {
         const deleted = await this.engine.purge(id);
         return reply(res, deleted ? 200 : 404, { instancesDeleted: deleted ? 1 : 0 });
@@ -423,6 +440,22 @@ export class LocalHost {
       this.clock.advanceSeconds(seconds);
       await this.engine.clockMoved(this.clock.offset);
       return reply(res, 200, { now: new Date(this.clock.now()).toISOString() });
+    }
+    if (path === '/admin/host/faults' && req.method === 'POST') {
+      let asked: Record<string, unknown>;
+      try {
+        asked = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Record<string, unknown>;
+      } catch {
+        return refuse(res, problem(400, 'invalid_request', 'the body must be JSON'));
+      }
+      for (const k of Object.keys(this.faults) as Array<keyof typeof this.faults>) {
+        const n = asked[k];
+        if (n === undefined) continue;
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 100)
+          return refuse(res, problem(400, 'invalid_request', `${k} must be a whole number from 0 to 100`));
+        this.faults[k] = n;
+      }
+      return reply(res, 200, { ...this.faults });
     }
     const m = /^\/admin\/functions\/([^/]+)$/.exec(path);
     if (m && req.method === 'POST') {

@@ -1,7 +1,7 @@
 import type { DurableOrchestrationStatus } from 'durable-functions';
 import { REQUEST_ID } from '../ids';
 import { stoppedEarly } from '../net/accepted';
-import type { ReplyKind } from '../request-reply';
+import type { ReplyKind } from '../webhooks/reply';
 import {
   exportInputSchema,
   exportInstanceId,
@@ -9,7 +9,7 @@ import {
   exportStateSchema,
   type ExportState,
 } from './orchestration';
-import type { ExportSetup } from './setup';
+import type { ExportParts } from './parts';
 import type { DownloadLink } from './storage';
 
 /** What callers see of an export — its status, its files' links — and how the request-reply kit finds it. */
@@ -31,7 +31,7 @@ export function stateOf(instance: DurableOrchestrationStatus): ExportState | und
 }
 
 /** An export as the request-reply kit answers for it: its status body with fresh links once it is complete. */
-export const exportReply = (setup: ExportSetup): ReplyKind<ExportState> => ({
+export const exportReply = (setup: ExportParts): ReplyKind<ExportState> => ({
   collection: 'exports',
   noun: 'export',
   id: REQUEST_ID,
@@ -52,7 +52,7 @@ export interface PublicFile {
 }
 
 /** What callers see: the state, with a fresh 15-minute link per file when the export is complete. */
-export async function publicExport(setup: ExportSetup, state: ExportState) {
+export async function publicExport(setup: ExportParts, state: ExportState) {
   const { files, manifest, ...rest } = state;
   if (state.status !== 'completed' || !files) return rest;
   let links: DownloadLink[] = [];

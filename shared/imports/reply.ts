@@ -1,6 +1,6 @@
 import type { DurableOrchestrationStatus } from 'durable-functions';
 import { stoppedEarly } from '../net/accepted';
-import type { ReplyKind } from '../request-reply';
+import type { ReplyKind } from '../webhooks/reply';
 import type { ErrorCode } from '../errors';
 import { countsOf } from './apply';
 import {
@@ -11,9 +11,8 @@ import {
   importStateSchema,
   type ImportState,
 } from './orchestration';
-import type { ImportSetup } from './setup';
+import type { ImportParts } from './parts';
 import type { ImportBatch, ImportStore, ItemState } from './store';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** What callers see of an import — its status, a result per item — and how the request-reply kit finds it. */
 
@@ -70,7 +69,7 @@ export async function resultsOf(store: ImportStore, id: string, batch?: ImportBa
  * What callers see (GET /api/imports/{id}, the callback): the import's `status` (also `state`, its name before
  * 2026-11-28), its counts and a result per item.
  */
-export async function publicImport(setup: ImportSetup, state: ImportState) {
+export async function publicImport(setup: ImportParts, state: ImportState) {
   const results = await resultsOf(setup.store, state.id);
   const { state: status, ...rest } = state;
   const words = { status, ...rest, state: status };
@@ -80,7 +79,7 @@ export async function publicImport(setup: ImportSetup, state: ImportState) {
 }
 
 /** An import as the request-reply kit answers for it (with its earlier words, `state` and `statusUri`, too). */
-export const importReply = (setup: ImportSetup): ReplyKind<ImportState> => ({
+export const importReply = (setup: ImportParts): ReplyKind<ImportState> => ({
   collection: 'imports',
   noun: 'import',
   id: IMPORT_ID,

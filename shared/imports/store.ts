@@ -7,7 +7,6 @@ import { errorCodeSchema } from '../error-codes';
 import { downloadWhole } from '../state/blocks';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * What became of one item (docs/import.md, "What 'exactly once' means here"). `pending`: not sent yet; `applied`:

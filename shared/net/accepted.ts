@@ -56,6 +56,8 @@ export interface KeyClaims {
    * another request took it over first.
    */
   reclaimKey(scope: string, key: string, record: KeyRecord, stale: KeyRecord): Promise<KeyRecord | 'claimed'>;
+  /** Gives a claimed key back: its request was refused, or its start failed for sure. */
+  releaseKey(scope: string, key: string): Promise<void>;
 }
 
 /**

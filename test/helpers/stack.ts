@@ -80,6 +80,15 @@ export async function stackFixture(
         method: 'POST',
         body: JSON.stringify({ advanceSeconds: seconds }),
       }),
+    /**
+     * Faults of the host's durable store API (devhost/host.ts): the next starts made and their answer lost, the next
+     * status reads dropped unanswered.
+     */
+    hostFaults: (faults: { loseStartAnswers?: number; dropStatusReads?: number }) =>
+      fetch(`${line.url}/admin/host/faults?code=${keys.master}`, {
+        method: 'POST',
+        body: JSON.stringify(faults),
+      }),
     runFunction: (name: string) =>
       fetch(`${line.url}/admin/functions/${name}?code=${keys.master}`, { method: 'POST' }),
     blobService: () =>

@@ -811,3 +811,39 @@ describe('imports: write-back with the admin session', () => {
     });
   });
 });
+
+describe('an import whose start answered with an error after it was made', () => {
+  it('the start made and its answer lost: 202 as that import; retried with the same key, the same import — each item sent once', async () => {
+    await signIn();
+    const items = [kpiItem(10, 1001), kpiItem(11, 1002), kpiItem(12, 1003)];
+    const before = await mutationsBy();
+    await stack.hostFaults({ loseStartAnswers: 1 });
+    const first = await post({ operation: 'updateKpi', items }, { 'idempotency-key': 'lost-start-1' });
+    expect([first.status, first.text]).toEqual([202, expect.any(String)]);
+    const again = await post({ operation: 'updateKpi', items }, { 'idempotency-key': 'lost-start-1' });
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    await until(first.body.id, ['completed']);
+    expect((await mutationsBy()) - before).toBe(items.length);
+  });
+
+  it('the start made, its answer lost and the read-back dropped too: 503, the key kept; the retry answers as the import that was made — each item sent once', async () => {
+    await signIn();
+    const items = [kpiItem(13, 2001), kpiItem(14, 2002)];
+    const before = await mutationsBy();
+    await stack.hostFaults({ loseStartAnswers: 1, dropStatusReads: 1 });
+    const first = await post({ operation: 'updateKpi', items }, { 'idempotency-key': 'lost-start-2' });
+    expect(first.status).toBe(503);
+    expect(first.body).toMatchObject({ code: 'service_unavailable' });
+    expect(first.headers.get('retry-after')).toBe('10');
+    const again = await post({ operation: 'updateKpi', items }, { 'idempotency-key': 'lost-start-2' });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    await until(again.body.id, ['completed']);
+    await stack.advance(120); // long past a claim's staleness: still one import
+    const third = await post({ operation: 'updateKpi', items }, { 'idempotency-key': 'lost-start-2' });
+    expect([third.status, third.body.id]).toEqual([202, again.body.id]);
+    expect((await mutationsBy()) - before).toBe(items.length);
+  });
+});

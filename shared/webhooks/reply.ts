@@ -1,10 +1,10 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
-import { readInstance } from './durable';
-import { problem } from './errors';
-import { acceptedAnswer, POLL_SECONDS, resourceUrl } from './net/accepted';
-import { guardedPost } from './net/callback';
-import { SignedPoster } from './net/webhook';
+import { readInstance } from '../durable';
+import { problem } from '../errors';
+import { acceptedAnswer, POLL_SECONDS, resourceUrl } from '../net/accepted';
+import { guardedPost } from '../net/callback';
+import { SignedPoster } from '../net/webhook';
 
 /**
  * The async request-reply kit both webhooks answer with (POST /api/exports, POST /api/imports): the 202 that points at
