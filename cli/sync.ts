@@ -5,7 +5,7 @@ import { runCatalog } from '../shared/catalog';
 import { streamsOf, syncAll } from '../shared/sync/run-steps';
 import { sinksFor } from '../shared/sinks';
 import type { ChangeSink } from '../shared/sinks/types';
-import { SYNC_CONCURRENCY } from '../shared/sync/setup';
+import { SYNC_CONCURRENCY } from '../shared/sync/parts';
 import { CATALOG_SETTINGS } from '../shared/catalog/settings';
 import { partOf } from '../shared/config';
 import { FileCatalogStore } from '../shared/state/catalog-store';

@@ -1,7 +1,7 @@
 import { declareErrors } from '../shared/errors';
 
 /** The local host's own routes (the durable task API, /admin/…), as `npm start` serves them. */
-export const LOCAL_HOST_ERRORS = declareErrors('devhost', {
+export const LOCAL_HOST_ERRORS = declareErrors({
   instance_running: {
     title: 'The orchestration instance is running',
     action: 'Wait for it to end (GET its status), or terminate it first.',

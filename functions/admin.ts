@@ -4,7 +4,7 @@ import { ADMIN_PAGE } from '../shared/admin/page';
 import { getRun, listRuns } from '../shared/admin/runs';
 import { statusPage } from '../shared/admin/status-page';
 import { statusView } from '../shared/admin/status';
-import { STATUS_PAGE_CSP } from '../shared/admin/sync-now';
+import { STATUS_PAGE_CSP } from '../shared/admin/status-page';
 import { appContext, FEATURE_CHECKS, httpDoor } from '../shared/app';
 import { doctorFailed, runDoctor } from '../shared/doctor';
 

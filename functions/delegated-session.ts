@@ -1,5 +1,6 @@
 import { app } from '@azure/functions';
 import { appContext, httpDoor } from '../shared/app';
+import { IMPORT_PARTS } from '../shared/imports/feature';
 import { KEEPER_SCHEDULE, keeperShouldRefresh, sessionView } from '../shared/auth/delegated-session';
 import { appClock } from '../shared/clock';
 import { deviceLoginInstanceId } from '../shared/device-login/orchestration';
@@ -31,7 +32,7 @@ app.timer('delegatedSessionKeeper', {
 /** The mutations an admin's session lets imports run (null: imports are off; undefined: unknown here). */
 async function importOperations(): Promise<string[] | null | undefined> {
   try {
-    return [...(await appContext().imports().operations()).keys()];
+    return [...(await appContext().part(IMPORT_PARTS).operations()).keys()];
   } catch (err) {
     return (err as { code?: unknown }).code === 'imports_disabled' ? null : undefined;
   }

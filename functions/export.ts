@@ -2,14 +2,15 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { appContext, httpDoor } from '../shared/app';
-import { createExport, exportStatus } from '../shared/exports/http';
+import { EXPORT_PARTS } from '../shared/exports/feature';
+import { createExport, exportStatus } from '../shared/exports/routes';
 import { EXPORT, exportOrchestrator } from '../shared/exports/orchestration';
 import {
   exportFailActivity,
   exportFinishActivity,
   exportNotifyActivity,
   exportStreamActivity,
-} from '../shared/exports/run';
+} from '../shared/exports/activities';
 
 /**
  * The export webhook (shared/exports/): its two routes, its orchestration and its four activities.
@@ -23,7 +24,7 @@ df.app.client.http('exportsCreate', {
   methods: ['POST'],
   authLevel: 'function',
   handler: httpDoor('export', (request: HttpRequest, client: DurableClient) =>
-    createExport(request, client, appContext().exports()),
+    createExport(request, client, appContext().part(EXPORT_PARTS)),
   ),
 });
 
@@ -33,7 +34,7 @@ df.app.client.http('exportsStatus', {
   methods: ['GET'],
   authLevel: 'function',
   handler: httpDoor('export status', (request: HttpRequest, client: DurableClient) =>
-    exportStatus(request, client, appContext().exports()),
+    exportStatus(request, client, appContext().part(EXPORT_PARTS)),
   ),
 });
 

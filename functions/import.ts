@@ -2,7 +2,8 @@ import type { HttpRequest } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { appContext, httpDoor } from '../shared/app';
-import { createImport, importStatus } from '../shared/imports/http';
+import { IMPORT_PARTS } from '../shared/imports/feature';
+import { createImport, importStatus } from '../shared/imports/routes';
 import { IMPORT, importOrchestrator } from '../shared/imports/orchestration';
 import {
   importApplyActivity,
@@ -10,7 +11,7 @@ import {
   importNotifyActivity,
   importSessionActivity,
   importWaitingActivity,
-} from '../shared/imports/run';
+} from '../shared/imports/activities';
 
 /**
  * The import webhook, the write-back (shared/imports/): its two routes, its orchestration and its five activities.
@@ -24,7 +25,7 @@ df.app.client.http('importsCreate', {
   methods: ['POST'],
   authLevel: 'function',
   handler: httpDoor('import', (request: HttpRequest, client: DurableClient) =>
-    createImport(request, client, appContext().imports()),
+    createImport(request, client, appContext().part(IMPORT_PARTS)),
   ),
 });
 
@@ -34,7 +35,7 @@ df.app.client.http('importsStatus', {
   methods: ['GET'],
   authLevel: 'function',
   handler: httpDoor('import status', (request: HttpRequest, client: DurableClient) =>
-    importStatus(request, client, appContext().imports()),
+    importStatus(request, client, appContext().part(IMPORT_PARTS)),
   ),
 });
 

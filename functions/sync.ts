@@ -9,7 +9,7 @@ import {
   syncSliceActivity,
 } from '../shared/sync/activities';
 import { SYNC, syncOrchestrator } from '../shared/sync/orchestration';
-import { startSync, startSyncRun } from '../shared/sync/start';
+import { startSync, startSyncRun } from '../shared/sync/routes';
 
 /**
  * The sync (shared/sync/): its two triggers, its orchestration and its four activities.

@@ -1,29 +1,27 @@
 import type { HttpResponseInit } from '@azure/functions';
-import { appClock } from './clock';
-import { appRoot } from './config/app-root';
 import { ADMIN_FEATURE } from './admin/feature';
+import { appClock } from './clock';
 import type { AppConfig } from './config';
+import { appRoot } from './config/app-root';
 import { DEVICE_LOGIN_FEATURE } from './device-login/feature';
+import { registerErrors } from './errors';
 import { EXPORT_FEATURE } from './exports/feature';
-import type { ExportSetup } from './exports/setup';
-import type { DoctorCheck, FeatureModule } from './feature';
-import type { Host } from './host';
+import type { DoctorCheck, FeatureModule, Host, Part, RouteSample } from './feature';
 import { IMPORT_FEATURE } from './imports/feature';
-import type { ImportSetup } from './imports/setup';
 import { appLogger } from './log';
 import { door } from './net/door';
 import { applyAppHeapFlags } from './node-flags';
-import type { RunRecorder } from './runs/recorder';
 import { runKindsOf, type RunKind } from './runs/kind';
+import type { RunRecorder } from './runs/recorder';
 import { appSettings } from './settings';
 import { SYNC_FEATURE } from './sync/feature';
-import type { SyncSetup } from './sync/setup';
-import type { Telemetry } from './telemetry/setup';
+import type { Telemetry } from './telemetry/sdk';
 
 /**
  * The app's features, side by side, as the sinks are in `SINKS`: each declares its settings, error codes, kind of
- * run and doctor checks (shared/feature.ts); its functions are its workflow's file under functions/. Adding one is
- * its folder, its `feature.ts` and one line here.
+ * run, doctor checks, parts and routes (shared/feature.ts); its functions are its workflow's file under functions/.
+ * Adding one is its folder, its `feature.ts`, its functions' file and one line here — nothing here names what is
+ * inside a feature.
  */
 export const FEATURES: readonly FeatureModule[] = [
   SYNC_FEATURE,
@@ -32,6 +30,10 @@ export const FEATURES: readonly FeatureModule[] = [
   DEVICE_LOGIN_FEATURE,
   ADMIN_FEATURE,
 ];
+
+// The features' error codes, registered as the app is composed: every code a run, a route or a summary carries has
+// its title and action from here on (shared/errors/codes.ts).
+for (const f of FEATURES) if (f.errors) registerErrors(f.name, f.errors);
 
 /** Every setting: the core's, the vocabulary's parts, the sinks' and the features' (docs/configuration.md). */
 export const APP_SETTINGS = appSettings(FEATURES.flatMap((f) => (f.settings ? [f.settings] : [])));
@@ -48,19 +50,15 @@ export const RUN_KINDS = runKindsOf(FEATURES.flatMap((f): RunKind[] => (f.runs ?
 /** The features' own set-up checks, which `doctor` runs after the app's. */
 export const FEATURE_CHECKS: readonly DoctorCheck[] = FEATURES.flatMap((f) => f.doctor ?? []);
 
+/** Every feature's HTTP routes, with a request that reaches each (the fault suite calls them all). */
+export const FEATURE_ROUTES: readonly RouteSample[] = FEATURES.flatMap((f) => f.routes ?? []);
+
 /**
- * What every function shares, built once per process: configuration read and validated at start-up
- * (never `process.env` in a handler), the logger and telemetry, the access layer and each feature's set-up on
- * first use. It is every feature's host (shared/host.ts) at once.
+ * What every function shares, built once per process: configuration read and validated at start-up (never
+ * `process.env` in a handler), the logger and telemetry, the access layer, and each feature's parts on first use.
+ * It is every feature's host (shared/feature.ts).
  */
-export interface App extends Host {
-  /** Streams, state and sinks of the sync, built on first use. */
-  sync(): SyncSetup;
-  /** Streams, storage and ledger of the export webhook, built on first use. */
-  exports(): ExportSetup;
-  /** Operations, store and ledger of the import webhook, built on first use. */
-  imports(): ImportSetup;
-}
+export type App = Host;
 
 let app: App | undefined;
 
@@ -82,7 +80,7 @@ export function appContext(): App {
     const ensureTelemetry = () => {
       if (!telemetryLoaded) {
         telemetryLoaded = true;
-        const { setupTelemetry } = require('./telemetry/setup') as typeof import('./telemetry/setup');
+        const { setupTelemetry } = require('./telemetry/sdk') as typeof import('./telemetry/sdk');
         const { azureCredential } = require('./secrets/credential') as typeof import('./secrets/credential');
         telemetry = setupTelemetry(config.telemetry, { credential: () => azureCredential(config) });
       }
@@ -93,9 +91,7 @@ export function appContext(): App {
       stderr: !(config.hosted && config.telemetry.appInsightsConnectionString),
       beforeRecord: tracing ? ensureTelemetry : undefined,
     });
-    let sync: SyncSetup | undefined;
-    let exportParts: ExportSetup | undefined;
-    let imports: ImportSetup | undefined;
+    const parts = new Map<Part<unknown>, unknown>();
     let runs: RunRecorder | undefined;
     const self: App = {
       config,
@@ -106,61 +102,13 @@ export function appContext(): App {
         const { accessLayer } = require('./access') as typeof import('./access');
         return accessLayer(config, { logger, clock: appClock });
       },
-      sync: () => {
-        const { syncSetup } = require('./sync/setup') as typeof import('./sync/setup');
-        sync ??= syncSetup(config, self.access(), { clock: appClock, logger });
-        return sync;
-      },
-      exports: () => {
-        const { exportSetup } = require('./exports/setup') as typeof import('./exports/setup');
-        exportParts ??= exportSetup(config, self.access(), {
-          clock: appClock,
-          logger,
-          // The tenant's catalog: an export reads the streams the sync reads.
-          catalog: (require('./state/catalog-store') as typeof import('./state/catalog-store')).catalogStore(
-            config,
-          ),
-          // The run begins in the history (as running) and in its trace as soon as the export is accepted.
-          accepted: (input) =>
-            self.traced(
-              'export accepted',
-              { runId: input.id, tenant: input.tenant, count: input.streams.length },
-              () => {
-                const { exportSummary } = require('./exports/summary') as typeof import('./exports/summary');
-                return self.runs().save(exportSummary(input, []));
-              },
-            ),
-        });
-        return exportParts;
-      },
-      imports: () => {
-        const { importSetup } = require('./imports/setup') as typeof import('./imports/setup');
-        imports ??= importSetup(config, self.access(), {
-          clock: appClock,
-          logger,
-          accepted: (input) =>
-            self.traced(
-              'import accepted',
-              { runId: input.id, tenant: input.tenant, count: input.total },
-              () => {
-                const { importSummary } = require('./imports/summary') as typeof import('./imports/summary');
-                return self.runs().save(
-                  importSummary(input, {
-                    applied: 0,
-                    failed: 0,
-                    outcome_unknown: 0,
-                    skipped: 0,
-                    pending: input.total,
-                  }),
-                );
-              },
-            ),
-        });
-        return imports;
+      part: <S>(p: Part<S>): S => {
+        if (!parts.has(p)) parts.set(p, p.build(self));
+        return parts.get(p) as S;
       },
       runs: () => {
-        const { runRecorder } = require('./runs/setup') as typeof import('./runs/setup');
-        runs ??= runRecorder(config, { clock: appClock, logger });
+        const { runRecorder } = require('./runs/parts') as typeof import('./runs/parts');
+        runs ??= runRecorder(config, { clock: appClock, logger, kinds: RUN_KINDS });
         return runs;
       },
       async traced(name, fields, work, failure) {

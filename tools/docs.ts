@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SettingMeta } from '../shared/config';
 import { APP_SETTINGS } from '../shared/app';
-import '../devhost/errors';
-import { declaredErrors, problemType } from '../shared/errors';
+import { LOCAL_HOST_ERRORS } from '../devhost/errors';
+import { declaredErrors, problemType, registerErrors } from '../shared/errors';
+
+// The local host's codes, as it registers them when it loads (the app's are registered as it is composed).
+registerErrors('devhost', LOCAL_HOST_ERRORS);
 
 /**
  * `npm run docs`: writes docs/configuration.md from the settings schema's metadata and docs/errors.md from the

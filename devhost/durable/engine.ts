@@ -5,7 +5,6 @@ import type { ErrorCode } from '../../shared/errors';
 import type { Logger } from '../../shared/log';
 import { type Registration, triggerOf } from '../functions-core';
 import type { DurableStore, HistoryEvent, InstanceRecord, RuntimeStatus } from './store';
-import '../errors'; // the local host's codes, declared before any is named
 
 /** The history event types the library reads (its HistoryEventType enum). */
 export const EventType = {

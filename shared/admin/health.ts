@@ -1,4 +1,4 @@
-import type { Host } from '../host';
+import type { Host } from '../feature';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';

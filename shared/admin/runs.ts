@@ -1,8 +1,12 @@
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
 import { z } from 'zod';
 import { problem } from '../errors';
-import type { Host } from '../host';
-import { runKindName } from '../runs/summary';
+import type { Host } from '../feature';
+import { detailsOf, type RunKinds } from '../runs/kind';
+import { runKindName, type RunSummary } from '../runs/summary';
+
+/** A summary as the routes answer it: every run's fields, and its kind's details as its kind reads them. */
+const shown = (kinds: RunKinds, s: RunSummary): RunSummary => ({ ...s, ...detailsOf(kinds[s.kind], s) });
 
 /** What the run-history routes need of their host. */
 export type RunsHost = Pick<Host, 'runs' | 'config' | 'runKinds'>;
@@ -30,7 +34,7 @@ export async function listRuns(request: HttpRequest, app: RunsHost): Promise<Htt
     runs.length === parsed.data.limit && last
       ? `?${new URLSearchParams({ ...(parsed.data.kind ? { kind: parsed.data.kind } : {}), limit: String(parsed.data.limit), before: last.startedAt })}`
       : undefined;
-  return { jsonBody: { runs, ...(next ? { next } : {}) } };
+  return { jsonBody: { runs: runs.map((r) => shown(app.runKinds, r)), ...(next ? { next } : {}) } };
 }
 
 /** GET /api/manage/runs/{id} */
@@ -38,6 +42,6 @@ export async function getRun(id: string | undefined, app: RunsHost): Promise<Htt
   if (!id || id.length > 200) return problem(400, 'invalid_request', 'a run id is 1–200 characters');
   const run = await app.runs().history.get(id);
   return run
-    ? { jsonBody: run }
+    ? { jsonBody: shown(app.runKinds, run) }
     : problem(404, 'not_found', `no run ${id} in the last ${app.config.runHistoryDays} days`);
 }

@@ -49,9 +49,6 @@ const SCRIPT = `(() => {
 export const SYNC_NOW_SCRIPT = SCRIPT;
 export const SYNC_NOW_HASH = `'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'`;
 
-/** The status page's Content-Security-Policy: its styles, this one script, requests to its own origin only. */
-export const STATUS_PAGE_CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src ${SYNC_NOW_HASH}; connect-src 'self'; frame-ancestors 'none'`;
-
 /** The button, its live note, and the script. */
 export const syncNowSection = () =>
   `<p><button type="button" id="sync-now">Sync now</button> <span id="sync-note" role="status" aria-live="polite"></span></p>

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Host } from '../host';
+import type { Host } from '../feature';
 import { tenantEndpoints } from '../auth/endpoints';
 import { errorText, type ErrorCode } from '../errors';
 import type { RunSummary } from '../runs/summary';
@@ -16,7 +16,6 @@ import {
   type LoginRun,
   type PollResult,
 } from './orchestration';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The device login's activities (functions/device-login-*.ts register them under DEVICE_LOGIN's names): the HTTP
@@ -64,7 +63,6 @@ export function loginSummary(
       ? { finishedAt, durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(run.startedAt)) }
       : {}),
     outcome: !finishedAt ? 'running' : view?.state === 'authorised' ? 'succeeded' : 'failed',
-    streams: {},
     ...(finishedAt && code
       ? { error: { code, message: view?.error ?? errorText(code).title, action: errorText(code).action } }
       : {}),

@@ -1,7 +1,7 @@
 import { declareErrors } from '../errors';
 
 /** The device login's codes: one running, and how one ended. */
-export const DEVICE_LOGIN_ERRORS = declareErrors('device-login', {
+export const DEVICE_LOGIN_ERRORS = declareErrors({
   device_login_running: {
     title: 'A device login is running',
     action:

@@ -4,7 +4,6 @@ import { durableCall, ended, isRunning, readInstance, waitForInstance } from '..
 import type { Clock } from '../clock';
 import { problem } from '../errors';
 import { DEVICE_LOGIN, type DeviceLoginView } from './orchestration';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** How long POST /api/manage/device-login waits for the user code before answering 202 without it. */
 const WAIT_FOR_CODE_MS = 10_000;

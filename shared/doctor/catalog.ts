@@ -155,8 +155,15 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
 /** The streams the configured sinks would write to one place, each with why (shared/sinks/names.ts). */
 async function refusedNames(ctx: DoctorContext, streams: StreamDefinition[]): Promise<Map<string, string>> {
   const { createSink, nameCollisions, refusedByName } = await import('../sinks');
-  // Made only to be asked for names: no sink opens a connection before its first write.
-  const sink = createSink(ctx.config.sinkSpecs, { config: ctx.config, secrets: ctx.access.secrets });
+  // Made only to be asked for names: no sink opens a connection before its first write. A sink that cannot be
+  // made (no storage here) has no names to clash: its own check says why it cannot be made.
+  let sink;
+  try {
+    sink = createSink(ctx.config.sinkSpecs, { config: ctx.config, secrets: ctx.access.secrets });
+  } catch (err) {
+    if (err instanceof IntegrationError) return new Map();
+    throw err;
+  }
   return refusedByName(
     nameCollisions(
       sink,

@@ -6,7 +6,7 @@ import type { DoctorCheck, DoctorContext } from '../feature';
 import { withTimeout } from '../net/retry';
 import { sinkModule, type SinkModule } from '../sinks';
 import { catalogChecks } from './catalog';
-import { SETUP_CHECKS, STORAGE_CHECKS } from './setup';
+import { SETUP_CHECKS, STORAGE_CHECKS } from './app-checks';
 import { short } from './short';
 import { TENANT_CHECKS } from './tenant';
 

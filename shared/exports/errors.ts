@@ -1,7 +1,7 @@
 import { declareErrors } from '../errors';
 
 /** The export webhook's codes. */
-export const EXPORT_ERRORS = declareErrors('exports', {
+export const EXPORT_ERRORS = declareErrors({
   export_failed: {
     title: 'Export failed',
     action: 'Request the export again; the message names the stream that failed and why.',

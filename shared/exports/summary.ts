@@ -3,7 +3,6 @@ import { actionFor } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
 import { extensionOf } from './file';
 import type { ExportInput, StreamOutcome } from './orchestration';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * An export's summary from its streams' outcomes: records per stream, and the first failure's fix. Without

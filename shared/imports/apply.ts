@@ -21,7 +21,6 @@ import {
   type ItemOutcome,
   type ItemState,
 } from './store';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** Items sent at once (each one mutation): what the tenant sees from one import. */
 export const IMPORT_CONCURRENCY = 4;

@@ -2,7 +2,6 @@ import { partOf } from '../config';
 import { IntegrationError } from '../errors';
 import { LASTING_SESSION, type DoctorCheck } from '../feature';
 import { IMPORT_SETTINGS } from './settings';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The import allow-list (IMPORT_OPERATIONS_FILE, else the built-in two): each operation parses and fits the

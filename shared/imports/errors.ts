@@ -1,7 +1,7 @@
 import { declareErrors } from '../errors';
 
 /** The write-back's codes: an import, its items, its operations, its waits. */
-export const IMPORT_ERRORS = declareErrors('imports', {
+export const IMPORT_ERRORS = declareErrors({
   import_failed: {
     title: 'Import failed',
     action:

@@ -13,7 +13,6 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { IntegrationError } from '../errors';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The mutations an import may run: an allow-list of named documents (IMPORT_OPERATIONS_FILE, else the sandbox's

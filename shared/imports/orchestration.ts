@@ -4,7 +4,6 @@ import { REQUEST_ID } from '../ids';
 import type { ApplyResult, Counts } from './apply';
 import { type ErrorCode } from '../errors';
 import type { RunKind } from '../runs/kind';
-import './errors'; // the feature's codes, declared before any is named or read
 
 export const IMPORT = {
   orchestrator: 'importRun',

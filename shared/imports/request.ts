@@ -3,7 +3,6 @@ import type { GraphQLSchema } from 'graphql';
 import { z } from 'zod';
 import { refusedCallbackUrl } from '../net/callback';
 import type { ImportOperation } from './operations';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** One thing to change in the tenant: the caller's id for it, and the operation's variables. */
 export interface ImportItem {

@@ -2,7 +2,6 @@ import { actionFor, type ErrorCode } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
 import type { Counts } from './apply';
 import type { ImportInput } from './orchestration';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * An import's summary: its items' outcomes and the first failures by the caller's key. Succeeded only when every
@@ -42,7 +41,6 @@ export function importSummary(
     startedAt: input.requestedAt,
     ...(options.finishedAt ? finishedFields(input.requestedAt, options.finishedAt) : {}),
     outcome: !options.finishedAt ? 'running' : error ? 'failed' : 'succeeded',
-    streams: {},
     ...(error ? { error: { ...error, action: actionFor(error.code) } } : {}),
     items: {
       operation: input.operation,

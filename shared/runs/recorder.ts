@@ -2,6 +2,7 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import { inSpan } from '../telemetry';
 import type { RunHistory } from './history';
+import { recordedSummary, type RunKinds } from './kind';
 import { minimalSummary, type RunSummary } from './summary';
 
 /**
@@ -13,10 +14,12 @@ export class RunRecorder {
 
   constructor(
     readonly history: RunHistory,
-    private readonly options: { logger: Logger; clock: Clock; retentionDays: number },
+    private readonly options: { logger: Logger; clock: Clock; retentionDays: number; kinds?: RunKinds },
   ) {}
 
-  async save(summary: RunSummary): Promise<void> {
+  /** Records the run: every run's fields and what its kind declares of its details (./kind.ts), bounded to fit. */
+  async save(given: RunSummary): Promise<void> {
+    const summary = recordedSummary(this.options.kinds?.[given.kind], given);
     try {
       await inSpan('run history', { runId: summary.id, outcome: summary.outcome }, () =>
         this.history.record(summary),

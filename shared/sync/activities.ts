@@ -1,4 +1,6 @@
-import type { SyncHost } from './setup';
+import type { Host } from '../feature';
+import { SYNC_PARTS } from './feature';
+import { syncDetailsSchema } from './run-details';
 import { codeOf } from '../errors';
 import { interruptionsAfter, syncSummary } from './summary';
 import { endRunSpan } from '../telemetry';
@@ -22,7 +24,6 @@ import {
   syncStream,
   type StreamResult,
 } from './run-steps';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * The sync orchestration's activities (functions/sync-*.ts register them under SYNC's names). Each parses its
@@ -33,27 +34,30 @@ import './errors'; // the feature's codes, declared before any is named or read
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 2_000);
 
 /** The run's summary as the history holds it now; none when it cannot be read (that never fails a run). */
-const previousSummary = (app: SyncHost, runId: string) =>
+const previousSummary = (app: Host, runId: string) =>
   app
     .runs()
     .history.get(runId)
     .catch(() => undefined);
 
 /** The run to work on — the unfinished one (resumed under its id) or a new one — and its streams; or why not. */
-export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<BeginResult> {
+export async function syncBeginActivity(app: Host, input: unknown): Promise<BeginResult> {
   const { full, fullPass, trigger, runId, startedAt } = beginInputSchema.parse(input);
   // The run's trace from the start (its catalog's introspection and token are part of it): the unfinished run's
   // id when there is one, else the new one's.
   let traceId = runId;
   try {
-    if (!full) traceId = (await app.sync().context.state.readRun(app.sync().context.tenant))?.runId ?? runId;
+    if (!full)
+      traceId =
+        (await app.part(SYNC_PARTS).context.state.readRun(app.part(SYNC_PARTS).context.tenant))?.runId ??
+        runId;
   } catch {
     // the set-up or the state is what fails: begin reports it below, under the new id
   }
   return app.traced('sync begin', { runId: traceId, trigger }, async (): Promise<BeginResult> => {
     let plan: SyncPlan;
     try {
-      const sync = app.sync();
+      const sync = app.part(SYNC_PARTS);
       const run = await beginRun(sync.context, {
         full,
         fullPass,
@@ -100,13 +104,13 @@ export async function syncBeginActivity(app: SyncHost, input: unknown): Promise<
 }
 
 /** One stream's pass from its checkpoint, for up to ACTIVITY_SLICE_SECONDS; the orchestrator calls again if not done. */
-export async function syncSliceActivity(app: SyncHost, input: unknown): Promise<StreamResult> {
+export async function syncSliceActivity(app: Host, input: unknown): Promise<StreamResult> {
   const { run, stream } = sliceInputSchema.parse(input);
   return app.traced(
     'sync stream',
     { runId: run.runId, stream },
     async () => {
-      const sync = app.sync();
+      const sync = app.part(SYNC_PARTS);
       // The streams the run began with, from its record (the catalog may have moved on since).
       const record = await sync.context.state.readRun(sync.context.tenant);
       const current = record?.runId === run.runId ? record : undefined;
@@ -144,7 +148,7 @@ export async function syncSliceActivity(app: SyncHost, input: unknown): Promise<
 
 /** Ends the run in the history, the logs the alerts read, and its trace. */
 async function endRun(
-  app: SyncHost,
+  app: Host,
   run: { runId: string; startedAt: string },
   results: StreamResult[],
   options: {
@@ -160,7 +164,7 @@ async function endRun(
   const summary = syncSummary(run, results, {
     ...options,
     interruptions: previous?.interruptions,
-    schema: previous?.schema,
+    schema: previous ? syncDetailsSchema.safeParse(previous).data?.schema : undefined,
   });
   const ok = summary.outcome === 'succeeded';
   // The alert rules in infra/ read these records: their message and fields are part of the contract.
@@ -192,12 +196,12 @@ async function endRun(
 
 /** The manifest to the sinks and the summary to the run history; a complete run clears its checkpoints. */
 export async function syncFinishActivity(
-  app: SyncHost,
+  app: Host,
   input: unknown,
 ): Promise<{ ok: boolean; runId: string; error?: string; failed?: RunError }> {
   const { run, results, trigger } = finishInputSchema.parse(input);
   return app.traced('sync finish', { runId: run.runId }, async () => {
-    const { context } = app.sync();
+    const { context } = app.part(SYNC_PARTS);
     let manifest;
     try {
       manifest = await finishRun(context, run, results);
@@ -219,7 +223,7 @@ export async function syncFinishActivity(
  * A run that ended without its manifest (begin, a slice or finish threw, or the orchestration did): failed in the
  * history with its error and action. Its checkpoints stay, so the next run resumes it.
  */
-export async function syncFailActivity(app: SyncHost, input: unknown): Promise<void> {
+export async function syncFailActivity(app: Host, input: unknown): Promise<void> {
   const { run, results, trigger, error } = failInputSchema.parse(input);
   await app.traced('sync fail', { runId: run.runId }, async () => {
     await endRun(app, run, results, {

@@ -2,7 +2,7 @@ import type { Clock } from '../clock';
 import type { ErrorCode } from '../errors';
 import type { Logger } from '../log';
 import type { StreamCounts } from '../changes';
-import type { LoweredPageSize } from '../runs/summary';
+import type { LoweredPageSize } from './run-details';
 import type { ChangeSink } from '../sinks';
 import type { PassKind, PassPolicy } from './passes';
 import type { SyncStateStore } from './sync-state';

@@ -1,7 +1,7 @@
 import { declareErrors } from '../errors';
 
 /** The sync's codes: a run that failed, a start while one runs. */
-export const SYNC_ERRORS = declareErrors('sync', {
+export const SYNC_ERRORS = declareErrors({
   sync_failed: {
     title: 'Sync failed',
     action: 'See the stream’s error; the next run resumes from its checkpoint.',

@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run-steps';
 import { errorCodeSchema } from '../error-codes';
-import { loweredPageSizeSchema } from '../runs/summary';
+import { loweredPageSizeSchema } from './run-details';
 import { partOf } from '../config';
 import type { RunKind } from '../runs/kind';
 import { SYNC_SETTINGS } from './settings';
 import { neverReady, readiness } from './order';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** Names shared by the timer, the orchestrator and its activities. */
 export const SYNC = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCodeSchema } from '../error-codes';
-import { schemaFindingsSchema } from '../runs/summary';
+import { schemaFindingsSchema } from './run-details';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */
 export const syncRunRecordSchema = z.object({

@@ -1,7 +1,7 @@
 import { actionFor, type ErrorCode } from '../errors';
 import { finishedFields, type RunSummary } from '../runs/summary';
+import type { SyncDetails, SyncRunSummary } from './run-details';
 import type { StreamResult } from './run-steps';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** A sync run's summary from its streams' results: counts, per-stream time, and the first failure's fix. */
 export function syncSummary(
@@ -13,9 +13,9 @@ export function syncSummary(
     sinks?: string;
     error?: { code: ErrorCode; message: string };
     interruptions?: RunSummary['interruptions'];
-    schema?: RunSummary['schema'];
+    schema?: SyncDetails['schema'];
   },
-): RunSummary {
+): SyncRunSummary {
   const failed = results.find((r) => !r.ok);
   const error =
     options.error ??

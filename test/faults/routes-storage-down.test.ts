@@ -1,3 +1,4 @@
+import { FEATURE_ROUTES } from '../../shared/app';
 import { stackFixture, type Stack } from '../helpers/stack';
 import { record } from './report';
 
@@ -8,54 +9,8 @@ import { record } from './report';
  */
 jest.setTimeout(240_000);
 
-const UUID = '0f8fad5b-d9cb-469f-a165-70867728950e';
-
-/** Every route, with a path for its parameters and a body where it takes one; checked against the host's list. */
-const ROUTES: Array<{
-  method: string;
-  path: string;
-  route: string;
-  body?: unknown;
-  key: 'function' | 'master' | null;
-}> = [
-  { method: 'GET', path: 'health', route: 'health', key: null },
-  { method: 'GET', path: 'manage', route: 'manage', key: 'master' },
-  { method: 'GET', path: 'manage/health', route: 'manage/health', key: 'master' },
-  { method: 'GET', path: 'manage/status', route: 'manage/status', key: 'master' },
-  { method: 'GET', path: 'manage/doctor', route: 'manage/doctor', key: 'master' },
-  { method: 'GET', path: 'manage/runs', route: 'manage/runs', key: 'master' },
-  { method: 'GET', path: 'manage/runs/sync-1', route: 'manage/runs/{id}', key: 'master' },
-  { method: 'POST', path: 'manage/sync', route: 'manage/sync', key: 'master' },
-  { method: 'GET', path: 'manage/session', route: 'manage/session', key: 'master' },
-  { method: 'POST', path: 'manage/device-login', route: 'manage/device-login', key: 'master' },
-  { method: 'GET', path: 'manage/device-login/login-acme', route: 'manage/device-login/{id}', key: 'master' },
-  {
-    method: 'POST',
-    path: 'manage/device-login/login-acme/cancel',
-    route: 'manage/device-login/{id}/cancel',
-    key: 'master',
-  },
-  {
-    method: 'POST',
-    path: 'exports',
-    route: 'exports',
-    body: { streams: ['controls'], format: 'ndjson' },
-    key: 'function',
-  },
-  // Ids as the app issues them (UUIDs): an id that is not one is refused before anything is read.
-  { method: 'GET', path: `exports/${UUID}`, route: 'exports/{id}', key: 'function' },
-  {
-    method: 'POST',
-    path: 'imports',
-    route: 'imports',
-    body: {
-      operation: 'updateKpi',
-      items: [{ key: 'a', variables: { id: 'kpi-0000001', input: { value: 1 } } }],
-    },
-    key: 'function',
-  },
-  { method: 'GET', path: `imports/${UUID}`, route: 'imports/{id}', key: 'function' },
-];
+/** Every route, as each feature declares it with a request that reaches it; checked against the host's list. */
+const ROUTES = FEATURE_ROUTES;
 
 interface Answer {
   route: string;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import '../../shared/app'; // the app composed: its features' codes registered, as in every process that runs them
 import { TableClient } from '@azure/data-tables';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { startAzurite, type RunningAzurite } from '../../cli/azurite';

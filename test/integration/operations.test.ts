@@ -1,4 +1,5 @@
-import type { RunSummary } from '../../shared/runs/summary';
+// Read through the API, which shows each kind's details: typed as the sync's (the kind these tests read most).
+import type { SyncRunSummary as RunSummary } from '../../shared/sync/run-details';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
 import { errorText } from '../../shared/errors';
 import { eventually } from '../helpers/host';

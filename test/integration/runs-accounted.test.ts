@@ -2,7 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../../shared/errors';
 import { ALERT_RECORDS } from '../../shared/log/alerts';
-import type { RunSummary } from '../../shared/runs/summary';
+// Read through the API, which shows each kind's details: typed as the sync's (the kind these tests read most).
+import type { SyncRunSummary as RunSummary } from '../../shared/sync/run-details';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 

@@ -10,7 +10,7 @@ import { RunRecorder } from '../../shared/runs/recorder';
 import type { RunHistory } from '../../shared/runs/history';
 import type { RunSummary } from '../../shared/runs/summary';
 import { SYNC_RUN, syncInstanceId } from '../../shared/sync/orchestration';
-import { startSync, type SyncStartHost } from '../../shared/sync/start';
+import { startSync, type SyncStartHost } from '../../shared/sync/routes';
 import { eventually } from '../helpers/host';
 import { stackFixture, type Stack } from '../helpers/stack';
 

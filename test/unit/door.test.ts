@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import '../../devhost/host'; // the local host registers its own codes (timer_running) as it loads
 import { join, resolve } from 'node:path';
 import '../../devhost/errors';
 import { FEATURES } from '../../shared/app';

@@ -2,7 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileRunHistory, rowKeyOf, type RunHistory } from '../../shared/runs/history';
-import { boundedSummary, MAX_SUMMARY_CHARS, type RunSummary } from '../../shared/runs/summary';
+import { MAX_SUMMARY_CHARS, type RunSummary } from '../../shared/runs/summary';
+import { detailsOf, recordedSummary } from '../../shared/runs/kind';
+import { RUN_KINDS } from '../../shared/app';
+import type { SyncDetails } from '../../shared/sync/run-details';
+import type { ImportDetails } from '../../shared/imports/run-details';
 import { statusPage } from '../../shared/admin/status-page';
 import { RunRecorder } from '../../shared/runs/recorder';
 import { createLogger } from '../../shared/log';
@@ -72,7 +76,10 @@ describe('run history', () => {
     );
     const [read] = await new FileRunHistory(path).list({ limit: 10 });
     expect(read.error).toEqual({ code: 'unexpected', message: 'it failed then' });
-    expect(read.streams.kpis.errorCode).toBe('credential_rejected');
+    // The stream's code is the sync's own detail: read as its kind reads it.
+    expect((detailsOf(RUN_KINDS.sync, read) as SyncDetails).streams.kpis.errorCode).toBe(
+      'credential_rejected',
+    );
   });
 
   it('a write-back stored with its items under `import` (before 2026-11-28) reads with them under `items`', async () => {
@@ -91,9 +98,11 @@ describe('run history', () => {
       JSON.stringify([{ ...run('old-import', '2026-11-20T00:00:00.000Z'), kind: 'import', import: items }]),
     );
     const [read] = await new FileRunHistory(path).list({ limit: 10 });
-    expect(read.items).toEqual(items);
-    expect(read).not.toHaveProperty('import');
-    await new FileRunHistory(path).record(read);
+    // The import's kind reads its details, the old name's included; recorded again, they are under `items`.
+    expect((detailsOf(RUN_KINDS.import, read) as ImportDetails).items).toEqual(items);
+    const again = recordedSummary(RUN_KINDS.import, read);
+    expect(again).not.toHaveProperty('import');
+    await new FileRunHistory(path).record(again);
     expect(JSON.parse(readFileSync(path, 'utf8'))[0]).toMatchObject({ items, kind: 'import' });
   });
 
@@ -155,6 +164,7 @@ describe('run history', () => {
       logger: createLogger(() => undefined),
       clock: { now: Date.now },
       retentionDays: 30,
+      kinds: RUN_KINDS,
     });
     const startedAt = new Date().toISOString();
     await recorder.save({
@@ -175,7 +185,6 @@ describe('run history', () => {
       finishedAt: startedAt,
       durationMs: 0,
       outcome: 'failed',
-      streams: {},
       error: {
         code: 'graphql_errors',
         message: expect.stringMatching(/^y+… \(\d+ more characters\)$/),
@@ -192,12 +201,13 @@ describe('run history', () => {
         { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, ok: false, error: 'e'.repeat(5_000) },
       ]),
     );
-    const b = boundedSummary({
+    // The sync's kind bounds its streams' texts (its details); every run's own fields are bounded alike.
+    const b = recordedSummary(RUN_KINDS.sync, {
       ...run('r3', '2026-11-23T00:00:00.000Z'),
       outcome: 'failed',
       streams,
       error: { code: 'sink_rejected', message: 'm'.repeat(50_000), action: 'a' },
-    });
+    } as RunSummary) as RunSummary & SyncDetails;
     expect(JSON.stringify(b).length).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
     expect(b.error).toMatchObject({ code: 'sink_rejected', action: 'a' });
     expect(b.error?.message.length).toBeLessThanOrEqual(2_000);
@@ -216,6 +226,7 @@ describe('run history', () => {
 describe('status page', () => {
   it("shows each stream's pass, a lowered page size, and what the run found about the tenant's schema, escaped", () => {
     const html = statusPage({
+      kinds: RUN_KINDS,
       tenant: 'acme',
       generatedAt: '2026-11-23T10:00:00.000Z',
       parts: [],

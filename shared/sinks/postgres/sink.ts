@@ -58,6 +58,8 @@ interface HeldPage {
   rejected: RejectedRecord[];
 }
 
+type HeldGroup = { runId: string; pages: HeldPage[]; storing?: { through: number; done: Promise<number> } };
+
 export class PostgresSink implements GroupingSink {
   readonly groups = true as const;
   readonly description: string;
@@ -65,10 +67,7 @@ export class PostgresSink implements GroupingSink {
   close: () => Promise<void> = async () => {};
   private readonly ready = new Map<string, Promise<void>>();
   /** Pages written with `hold`, by stream, not stored yet; the group being stored, through which page. */
-  private readonly held = new Map<
-    string,
-    { runId: string; pages: HeldPage[]; storing?: { through: number; done: Promise<number> } }
-  >();
+  private readonly held = new Map<string, HeldGroup>();
   /** Each stream's last store: the next waits for it, also after a drop (a pass failed while one was in flight). */
   private readonly inFlight = new Map<string, Promise<unknown>>();
   /** By run and stream: the last page whose checkpoint row this process knows is the table's last. */
@@ -83,13 +82,9 @@ export class PostgresSink implements GroupingSink {
     this.description = `PostgreSQL schema ${options.schema}`;
   }
 
-  /** The stream's table in the schema (PostgreSQL keeps 63 bytes of a name: the stream's is at most 63). */
-  names(stream: string): string[] {
-    return [`${this.description}.${stream}`];
-  }
-
-  /** The sink's own tables in the schema: a stream of one of these names would be written into them. */
-  get ownNames(): readonly string[] {
+  /** The stream's table (a stream's name is at most PostgreSQL's 63 bytes), and the sink's own tables beside. */
+  names = (stream: string) => [`${this.description}.${stream}`];
+  get ownNames() {
     return [SINK_PAGES_TABLE, SINK_RUNS_TABLE, SINK_QUARANTINE_TABLE].map((t) => `${this.description}.${t}`);
   }
 

@@ -6,7 +6,6 @@ import type { Clock } from '../clock';
 import { partOf, type AppConfig } from '../config';
 import { ConfigError, IntegrationError } from '../errors';
 import { IdempotencyKeys, ledgerTable } from '../state/idempotency';
-import type { Host } from '../host';
 import type { Logger } from '../log';
 import { blobService } from '../state/blob-service';
 import { tableClient } from '../state/table-service';
@@ -15,15 +14,9 @@ import { loadOperations, type ImportOperation } from './operations';
 import type { ImportInput } from './orchestration';
 import { IMPORT_SETTINGS } from './settings';
 import { AzureImportStore, type ImportBatch, type ImportStore } from './store';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** The import webhook's parts, built once per process from configuration. */
-/** What the import's activities need of their host: the shared parts and the import's own set-up. */
-export interface ImportHost extends Host {
-  imports(): ImportSetup;
-}
-
-export interface ImportSetup {
+export interface ImportParts {
   tenant: string;
   /** The allow-list; `imports_disabled` outside development without IMPORT_OPERATIONS_FILE. */
   operations: () => Promise<Map<string, ImportOperation>>;
@@ -54,11 +47,11 @@ export interface ImportSetup {
 
 const SCHEMA_CACHE_MS = 60_000;
 
-export function importSetup(
+export function importParts(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql' | 'delegated'>,
   options: { clock: Clock; logger: Logger; accepted?: (input: ImportInput) => Promise<void> },
-): ImportSetup {
+): ImportParts {
   const table = tableClient(config, 'importledger');
   if (!table)
     throw new ConfigError([

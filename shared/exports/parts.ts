@@ -2,7 +2,6 @@ import type { AccessLayer } from '../access';
 import { keptFor } from '../cache';
 import type { Clock } from '../clock';
 import { partOf, type AppConfig } from '../config';
-import type { Host } from '../host';
 import type { Logger } from '../log';
 import { blobService, delegationService } from '../state/blob-service';
 import { catalogStreams, type CatalogStore } from '../catalog';
@@ -15,12 +14,7 @@ import type { ExportInput } from './orchestration';
 import { ExportStorage } from './storage';
 
 /** The export webhook's parts, built once per process from configuration. */
-/** What the export's activities need of their host: the shared parts and the export's own set-up. */
-export interface ExportHost extends Host {
-  exports(): ExportSetup;
-}
-
-export interface ExportSetup {
+export interface ExportParts {
   tenant: string;
   /** Every stream of the tenant's catalog (SYNC_STREAMS_FILE, else the stored or discovered one); a request picks among them. */
   streams: () => Promise<StreamDefinition[]>;
@@ -45,7 +39,7 @@ export interface ExportSetup {
 
 const CATALOG_CACHE_MS = 60_000;
 
-export function exportSetup(
+export function exportParts(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql'>,
   options: {
@@ -55,7 +49,7 @@ export function exportSetup(
     catalog: CatalogStore;
     accepted?: (input: ExportInput) => Promise<void>;
   },
-): ExportSetup {
+): ExportParts {
   const settings = partOf(config, EXPORT_SETTINGS);
   const requestSecretName = settings.requestSecretName;
   let delegation: ReturnType<typeof delegationService> | undefined;

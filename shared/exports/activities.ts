@@ -1,7 +1,9 @@
 import type { TenantGraphqlClient } from '../graphql/client';
-import { callbackReply } from '../request-reply';
+import { callbackReply } from '../webhooks/reply';
 import { z } from 'zod';
-import type { ExportHost, ExportSetup } from './setup';
+import type { ExportParts } from './parts';
+import type { Host } from '../feature';
+import { EXPORT_PARTS } from './feature';
 import { exportSummary } from './summary';
 import { endRunSpan } from '../telemetry';
 import {
@@ -17,14 +19,13 @@ import {
   type StreamTask,
 } from './orchestration';
 import { exportReply, fileName } from './reply';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * One slice of a stream to its blob, for up to ACTIVITY_SLICE_SECONDS: the file, or where it stands with more to
  * write. A failure is an outcome (with its message), so the other streams' results stay.
  */
 export async function runExportStream(
-  setup: ExportSetup,
+  setup: ExportParts,
   graphql: TenantGraphqlClient,
   task: StreamTask,
 ): Promise<StreamSlice> {
@@ -56,7 +57,7 @@ export async function runExportStream(
 
 /** The manifest (when every stream succeeded), then the tenant's slot is freed whatever happened. */
 export async function finishExport(
-  setup: ExportSetup,
+  setup: ExportParts,
   input: ExportInput,
   outcomes: StreamOutcome[],
   finishedAt: string,
@@ -87,7 +88,7 @@ export async function finishExport(
 
 /** The signed callback: the status body as GET shows it, POSTed the Standard Webhooks way. */
 export async function notifyExport(
-  setup: ExportSetup,
+  setup: ExportParts,
   state: ExportState,
   callbackUrl: string,
 ): Promise<void> {
@@ -108,12 +109,12 @@ export async function notifyExport(
  * One slice of a stream of an export to its blob, streaming; the outcome (file or error) for the manifest, or that
  * the next slice carries on.
  */
-export function exportStreamActivity(app: ExportHost, input: unknown): Promise<StreamSlice> {
+export function exportStreamActivity(app: Host, input: unknown): Promise<StreamSlice> {
   const task = streamTaskSchema.parse(input);
   return app.traced(
     'export stream',
     { runId: task.id, stream: task.stream, slice: task.slice },
-    () => runExportStream(app.exports(), app.access().graphql, task),
+    () => runExportStream(app.part(EXPORT_PARTS), app.access().graphql, task),
     // A stream that failed is an outcome (the others go on): its span is marked failed all the same.
     (o) => (o.ok ? undefined : 'export_failed'),
   );
@@ -127,7 +128,7 @@ const finishInput = z.object({
 
 /** The summary in the run history, the record the alert reads, and the export's own span. */
 async function endExport(
-  app: ExportHost,
+  app: Host,
   input: ExportInput,
   outcomes: StreamOutcome[],
   finishedAt: string,
@@ -153,20 +154,20 @@ async function endExport(
 }
 
 /** The export's manifest (when every stream succeeded), its slot freed, and its summary in the run history. */
-export async function exportFinishActivity(app: ExportHost, raw: unknown): Promise<{ manifest?: string }> {
+export async function exportFinishActivity(app: Host, raw: unknown): Promise<{ manifest?: string }> {
   const { input, outcomes, finishedAt } = finishInput.parse(raw);
   return app.traced('export finish', { runId: input.id }, async () => {
-    const out = await finishExport(app.exports(), input, outcomes, finishedAt);
+    const out = await finishExport(app.part(EXPORT_PARTS), input, outcomes, finishedAt);
     await endExport(app, input, outcomes, finishedAt);
     return out;
   });
 }
 
 /** An export that could not finish: its slot freed and its summary failed, with why. */
-export async function exportFailActivity(app: ExportHost, raw: unknown): Promise<void> {
+export async function exportFailActivity(app: Host, raw: unknown): Promise<void> {
   const { input, outcomes, finishedAt, error } = finishInput.extend({ error: z.string() }).parse(raw);
   await app.traced('export fail', { runId: input.id }, async () => {
-    await app.exports().slots.releaseSlot(input.tenant, input.id);
+    await app.part(EXPORT_PARTS).slots.releaseSlot(input.tenant, input.id);
     await endExport(app, input, outcomes, finishedAt, error);
   });
 }
@@ -174,9 +175,9 @@ export async function exportFailActivity(app: ExportHost, raw: unknown): Promise
 const notifyInput = z.object({ state: exportStateSchema, callbackUrl: z.string() });
 
 /** The signed callback. Download links are signed here and sent, never returned — so they stay out of history. */
-export async function exportNotifyActivity(app: ExportHost, raw: unknown): Promise<void> {
+export async function exportNotifyActivity(app: Host, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
   await app.traced('export callback', { runId: state.id }, () =>
-    notifyExport(app.exports(), state, callbackUrl),
+    notifyExport(app.part(EXPORT_PARTS), state, callbackUrl),
   );
 }

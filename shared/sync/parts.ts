@@ -1,7 +1,6 @@
 import type { AccessLayer } from '../access';
 import { type Clock, systemClock } from '../clock';
 import type { AppConfig } from '../config';
-import type { Host } from '../host';
 import type { Logger } from '../log';
 import { createSink, tracedSink } from '../sinks';
 import { runCatalog, type RunCatalog } from '../catalog';
@@ -13,12 +12,7 @@ import { catalogStore } from '../state/catalog-store';
 import { SYNC_SETTINGS } from './settings';
 import { syncStateStore } from './state-store';
 
-/** What the sync's activities need of their host: the shared parts and the sync's own set-up. */
-export interface SyncHost extends Host {
-  sync(): SyncSetup;
-}
-
-export interface SyncSetup {
+export interface SyncParts {
   /** Tenant, state, sinks, clock and logger: what every sync step is given. */
   context: SyncContext;
   /** A new run's streams: the tenant's catalog held against its schema now (shared/catalog/). */
@@ -33,11 +27,11 @@ export const SYNC_CONCURRENCY = 3;
  * The sync's parts from configuration: its catalog (SYNC_STREAMS_FILE, else the stored or discovered one,
  * narrowed by SYNC_STREAMS), state in Blob Storage when there is storage (the local state folder otherwise), and SYNC_SINKS (already checked when the configuration was read). Any bad setting fails here, naming it.
  */
-export function syncSetup(
+export function syncParts(
   config: AppConfig,
   access: Pick<AccessLayer, 'secrets' | 'tenant'>,
   options: { clock?: Clock; logger?: Logger } = {},
-): SyncSetup {
+): SyncParts {
   const state = syncStateStore(config);
   const catalog = partOf(config, CATALOG_SETTINGS);
   return {

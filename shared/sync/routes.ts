@@ -2,10 +2,9 @@ import type { HttpResponseInit } from '@azure/functions';
 import type { DurableClient, DurableOrchestrationStatus } from 'durable-functions';
 import { durableCall, ended, isRunning, readInstance, waitForInstance } from '../durable';
 import { IntegrationError, problem, retryAfterOf } from '../errors';
-import type { Host } from '../host';
+import type { Host } from '../feature';
 import { sweepStoppedRuns, type SweepHost } from '../runs/sweep';
 import { SYNC, syncInstanceId, type SyncStatus } from './orchestration';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /** What starting a sync needs of its host: the sweep's, the configuration and its traces. */
 export type SyncStartHost = SweepHost & Pick<Host, 'config' | 'traced'>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ImportHost } from './setup';
-import { callbackReply } from '../request-reply';
+import type { Host } from '../feature';
+import { IMPORT_PARTS } from './feature';
+import { callbackReply } from '../webhooks/reply';
 import { countsFrom, importReply, itemResults, type ItemResult } from './reply';
 import { importSummary } from './summary';
 import { endRunSpan } from '../telemetry';
@@ -9,7 +10,6 @@ import { IMPORT_RUN, importInputSchema, importStateSchema, type SessionCheck } f
 import { batchDigest } from './store';
 import { IntegrationError } from '../errors';
 import { errorCodeSchema } from '../error-codes';
-import './errors'; // the feature's codes, declared before any is named or read
 
 /**
  * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);
@@ -35,10 +35,10 @@ const idInput = z.object({ id: z.string(), person: z.string().optional(), digest
  * A share of the import's items applied with the session of the admin it was accepted under (any admin's for imports
  * accepted before that was recorded); the counts, and whether the session was lost or the tenant unavailable.
  */
-export function importApplyActivity(app: ImportHost, raw: unknown): Promise<ApplyResult> {
+export function importApplyActivity(app: Host, raw: unknown): Promise<ApplyResult> {
   const { id, person, digest } = idInput.parse(raw);
   return app.traced('import apply', { runId: id }, async () => {
-    const setup = app.imports();
+    const setup = app.part(IMPORT_PARTS);
     const access = app.access();
     // The document must still be on the allow-list, and the items what was accepted (imports accepted before the
     // digest was kept have none: their document is still checked).
@@ -64,9 +64,9 @@ export function importApplyActivity(app: ImportHost, raw: unknown): Promise<Appl
 }
 
 /** Whether the import's admin is signed in again (the waiting import's check), and who is. */
-export async function importSessionActivity(app: ImportHost, raw: unknown): Promise<SessionCheck> {
+export async function importSessionActivity(app: Host, raw: unknown): Promise<SessionCheck> {
   const { person } = idInput.parse(raw);
-  const session = await app.imports().session();
+  const session = await app.part(IMPORT_PARTS).session();
   const connected = session?.state === 'connected';
   return {
     ready: connected && (!person || session.username === person),
@@ -77,7 +77,7 @@ export async function importSessionActivity(app: ImportHost, raw: unknown): Prom
 const inputOnly = z.object({ input: importInputSchema });
 
 /** The import now waits for an admin or for the tenant: the record the alert reads, and the run history says so. */
-export async function importWaitingActivity(app: ImportHost, raw: unknown): Promise<void> {
+export async function importWaitingActivity(app: Host, raw: unknown): Promise<void> {
   const { input } = inputOnly.parse(raw);
   const forTenant = input.waiting?.for === 'tenant';
   await app.traced('import waiting', { runId: input.id }, async () => {
@@ -87,7 +87,7 @@ export async function importWaitingActivity(app: ImportHost, raw: unknown): Prom
       tenant: input.tenant,
       code: forTenant ? 'upstream_unavailable' : 'admin_login_required',
     });
-    const results = await itemResults(app.imports().store, input.id);
+    const results = await itemResults(app.part(IMPORT_PARTS).store, input.id);
     const waiting = input.waiting && { since: input.waiting.since, reason: input.waiting.reason };
     await app.runs().save(
       importSummary(input, countsFrom(results), {
@@ -105,10 +105,10 @@ const finishInput = z.object({
 });
 
 /** The end: items never sent are skipped (so each has its result), the summary saved, the alert's record. */
-export async function importFinishActivity(app: ImportHost, raw: unknown): Promise<Counts> {
+export async function importFinishActivity(app: Host, raw: unknown): Promise<Counts> {
   const { input, finishedAt, error } = finishInput.parse(raw);
   return app.traced('import finish', { runId: input.id }, async () => {
-    const setup = app.imports();
+    const setup = app.part(IMPORT_PARTS);
     if (error || (input.counts?.pending ?? input.total) > 0)
       await skipRest(input.id, input.total, setup.store, error?.message ?? 'the import ended');
     const results = await itemResults(setup.store, input.id);
@@ -141,10 +141,10 @@ export async function importFinishActivity(app: ImportHost, raw: unknown): Promi
 const notifyInput = z.object({ state: importStateSchema, callbackUrl: z.string() });
 
 /** The signed callback: the status body as GET shows it (every item's result), POSTed the Standard Webhooks way. */
-export async function importNotifyActivity(app: ImportHost, raw: unknown): Promise<void> {
+export async function importNotifyActivity(app: Host, raw: unknown): Promise<void> {
   const { state, callbackUrl } = notifyInput.parse(raw);
   await app.traced('import callback', { runId: state.id }, async () => {
-    const setup = app.imports();
+    const setup = app.part(IMPORT_PARTS);
     await callbackReply(importReply(setup), state, callbackUrl, {
       secret: setup.callbackSecret,
       clock: setup.clock,

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../log';
 import { tableClient } from '../state/table-service';
 import { FileRunHistory, RUNS_TABLE, TableRunHistory, type RunHistory } from './history';
+import type { RunKinds } from './kind';
 import { RunRecorder } from './recorder';
 
 /** Run history in Table storage when there is storage (Azure, the local stack), a file beside the secrets otherwise. */
@@ -14,6 +15,9 @@ export function runHistory(config: AppConfig): RunHistory {
     : new FileRunHistory(join(dirname(config.localSecretsFile), 'run-history.json'));
 }
 
-export function runRecorder(config: AppConfig, options: { logger: Logger; clock: Clock }): RunRecorder {
+export function runRecorder(
+  config: AppConfig,
+  options: { logger: Logger; clock: Clock; kinds?: RunKinds },
+): RunRecorder {
   return new RunRecorder(runHistory(config), { ...options, retentionDays: config.runHistoryDays });
 }
