@@ -17,7 +17,7 @@ const FEATURES = readdirSync(SHARED, { withFileTypes: true })
  */
 const FLOORS = [
   ['errors', 'log', 'clock', 'ncrontab', 'node-flags', 'check', 'ids'],
-  ['config', 'changes', 'streams', 'cache', 'error-codes'],
+  ['config', 'changes', 'streams', 'cache'],
   ['formats', 'telemetry'],
   ['net'],
   ['durable', 'secrets', 'graphql'],

@@ -4,16 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { HttpRequest, HttpResponse, InvocationContext } from '@azure/functions';
 import { OffsetClock, registerHostClock } from '../shared/clock';
 import { problem, registerErrors } from '../shared/errors';
-import { LOCAL_HOST_ERRORS } from './errors';
-
-// The local host's own codes, registered as it loads (the app registers its features' as it is composed).
-registerErrors('devhost', LOCAL_HOST_ERRORS);
 import type { Logger } from '../shared/log';
+import { DurableApi } from './durable/api';
 import { DurableEngine, DurableHttpError } from './durable/engine';
 import { DurableStore } from './durable/store';
 import { registrations, triggerOf, type Registration } from './functions-core';
+import { LOCAL_HOST_ERRORS } from './errors';
+import { BODY_LIMIT, readBody, refuse, reply } from './reply';
 import { compileRoute } from './routes';
 import { TimerRunner } from './timers';
+
+// The local host's own codes, registered as it loads (the app registers its features' as it is composed).
+registerErrors('devhost', LOCAL_HOST_ERRORS);
 
 export interface HostKeys {
   master: string;
@@ -46,39 +48,12 @@ interface HttpRoute {
 }
 
 const newKey = () => randomBytes(24).toString('base64url');
-const BODY_LIMIT = 10 * 1024 * 1024;
 
 function sameKey(given: string | null | undefined, expected: string): boolean {
   if (!given) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > BODY_LIMIT) throw new DurableHttpError(413, 'request body too large');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** The host's own refusal of an /api request, as the app's routes refuse: a problem document. */
-function refuse(res: ServerResponse, answer: ReturnType<typeof problem>) {
-  reply(res, answer.status, answer.jsonBody, answer.headers);
-}
-
-function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) {
-  if (res.headersSent) return;
-  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
-    ...headers,
-  });
-  res.end(text);
 }
 
 /**
@@ -91,6 +66,7 @@ export class LocalHost {
   readonly keys: HostKeys;
   readonly engine: DurableEngine;
   readonly timers: TimerRunner;
+  private readonly durable: DurableApi;
   private server?: Server;
   private readonly httpRoutes: HttpRoute[] = [];
   baseUrl = '';
@@ -110,6 +86,7 @@ export class LocalHost {
       o.logger,
       { queueLatencyMs: o.queueLatencyMs },
     );
+    this.durable = new DurableApi(this.engine, () => this.clientData().managementUrls);
     for (const [name, reg] of registrations) {
       const t = triggerOf(reg.metadata);
       if (t.type !== 'httpTrigger') continue;
@@ -267,13 +244,13 @@ export class LocalHost {
     if (rpc) {
       if (!sameKey(rpc[1], this.keys.system))
         return refuse(res, problem(401, 'unauthorized', 'the durable task API needs the system key'));
-      return this.durableApi(req, res, url, rpc[2]);
+      return this.durable.handle(req, res, url, rpc[2]);
     }
     if (path.startsWith('/runtime/webhooks/durabletask/')) {
       const key = this.keyOf(req, url);
       if (!sameKey(key, this.keys.system) && !sameKey(key, this.keys.master))
         return refuse(res, problem(401, 'unauthorized', 'the durable task API needs the system key'));
-      return this.durableApi(req, res, url, path.slice('/runtime/webhooks/durabletask'.length));
+      return this.durable.handle(req, res, url, path.slice('/runtime/webhooks/durabletask'.length));
     }
     if (path.startsWith('/admin/')) {
       if (!sameKey(this.keyOf(req, url), this.keys.master))
@@ -358,59 +335,6 @@ export class LocalHost {
     res.end(bytes);
   }
 
-  /**
-   * Faults of the durable store's API, set by a test (`POST /admin/host/faults`): the next starts made and their answer
-   * lost (the connection dropped after the instance exists), the next status reads dropped before they are answered.
-   */
-  private readonly faults = { loseStartAnswers: 0, dropStatusReads: 0 };
-
-  private async durableApi(req: IncomingMessage, res: ServerResponse, url: URL, sub: string): Promise<void> {
-    const method = req.method ?? 'GET';
-    const body = (await readBody(req)).toString('utf8');
-    let m: RegExpExecArray | null;
-    if (method === 'POST' && (m = /^\/orchestrators\/([^/]+)(?:\/([^/]+))?$/.exec(sub))) {
-      const id = await this.engine.start(
-        decodeURIComponent(m[1]),
-        m[2] ? decodeURIComponent(m[2]) : undefined,
-        body,
-      );
-      if (this.faults.loseStartAnswers > 0) {
-        this.faults.loseStartAnswers--;
-        return void req.socket.destroy(); // made, and its answer lost on the way back
-      }
-      const payload = this.clientData().managementUrls;
-      const links = Object.fromEntries(
-        Object.entries(payload).map(([k, v]) => [k, v.replace('INSTANCEID', id)]),
-      );
-      return reply(res, 202, { ...links, id }, { location: links.statusQueryGetUri });
-    }
-    if ((m = /^\/instances\/([^/]+)\/raiseEvent\/([^/]+)$/.exec(sub)) && method === 'POST') {
-      await this.engine.raiseEvent(decodeURIComponent(m[1]), decodeURIComponent(m[2]), body);
-      return reply(res, 202, undefined);
-    }
-    if ((m = /^\/instances\/([^/]+)\/terminate$/.exec(sub)) && method === 'POST') {
-      await this.engine.terminate(decodeURIComponent(m[1]), url.searchParams.get('reason') ?? '');
-      return reply(res, 202, undefined);
-    }
-    if ((m = /^\/instances\/([^/]+)$/.exec(sub))) {
-      const id = decodeURIComponent(m[1]);
-      if (method === 'GET' && this.faults.dropStatusReads > 0) {
-        this.faults.dropStatusReads--;
-        return void req.socket.destroy();
-      }
-      if (method === 'DELETE') {
-        const deleted = await this.engine.purge(id);
-        return reply(res, deleted ? 200 : 404, { instancesDeleted: deleted ? 1 : 0 });
-      }
-      const status = await this.engine.status(id, url.searchParams.get('showHistory') === 'true');
-      if (!status) return refuse(res, problem(404, 'not_found', `no instance "${id}"`));
-      const done = ['Completed', 'Failed', 'Terminated'].includes(status.runtimeStatus);
-      return reply(res, done ? 200 : 202, status);
-    }
-    if (/^\/instances\/?$/.test(sub) && method === 'GET') return reply(res, 200, await this.engine.list());
-    return refuse(res, problem(404, 'not_found', `durable API: no route ${method} ${sub}`));
-  }
-
   private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const path = url.pathname;
     if (path === '/admin/host/status') {
@@ -441,22 +365,7 @@ export class LocalHost {
       await this.engine.clockMoved(this.clock.offset);
       return reply(res, 200, { now: new Date(this.clock.now()).toISOString() });
     }
-    if (path === '/admin/host/faults' && req.method === 'POST') {
-      let asked: Record<string, unknown>;
-      try {
-        asked = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Record<string, unknown>;
-      } catch {
-        return refuse(res, problem(400, 'invalid_request', 'the body must be JSON'));
-      }
-      for (const k of Object.keys(this.faults) as Array<keyof typeof this.faults>) {
-        const n = asked[k];
-        if (n === undefined) continue;
-        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 100)
-          return refuse(res, problem(400, 'invalid_request', `${k} must be a whole number from 0 to 100`));
-        this.faults[k] = n;
-      }
-      return reply(res, 200, { ...this.faults });
-    }
+    if (path === '/admin/host/faults' && req.method === 'POST') return this.durable.setFaults(req, res);
     const m = /^\/admin\/functions\/([^/]+)$/.exec(path);
     if (m && req.method === 'POST') {
       const name = decodeURIComponent(m[1]);

@@ -9,7 +9,7 @@ import { applyBatch, skipRest, type ApplyResult, type Counts } from './apply';
 import { IMPORT_RUN, importInputSchema, importStateSchema, type SessionCheck } from './orchestration';
 import { batchDigest } from './store';
 import { IntegrationError } from '../errors';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 
 /**
  * Items one activity applies at most before it reports progress (the orchestration calls it again for the rest);

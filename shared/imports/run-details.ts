@@ -4,7 +4,7 @@
  * status page shows it (a waiting import opens its details and is said at a glance).
  */
 import { z } from 'zod';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 import type { RunDetails } from '../runs/kind';
 import { esc, lastRunPart, when } from '../runs/page';
 import type { RunSummary } from '../runs/summary';

@@ -3,7 +3,7 @@ import type { TableClient, TransactionAction } from '@azure/data-tables';
 import type { BlobServiceClient } from '@azure/storage-blob';
 import { z } from 'zod';
 import { IntegrationError, statusOf, storedErrorCode } from '../errors';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 import { downloadWhole } from '../state/blocks';
 import { lazyContainer, lazyTable } from '../state/lazy';
 import type { ImportItem } from './request';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bounded } from '../errors';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 
 /**
  * A run's summary, whatever its kind: what the run history keeps (./history.ts) so an operator can see every

@@ -2,7 +2,7 @@ import type { OrchestrationContext, Task } from 'durable-functions';
 import { z } from 'zod';
 import { streamCountsSchema, type StreamCounts } from '../changes';
 import type { StreamResult } from './run-steps';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 import { loweredPageSizeSchema } from './run-details';
 import { partOf } from '../config';
 import type { RunKind } from '../runs/kind';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { streamCountsSchema } from '../changes';
 import type { AppConfig } from '../config';
 import { bounded } from '../errors';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 import { nextOccurrence, parseNcrontab } from '../ncrontab';
 import type { RunDetails } from '../runs/kind';
 import { esc, frame, lastRunPart, seconds, slots, when, yOf, type StatusPart } from '../runs/page';

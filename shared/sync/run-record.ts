@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorCodeSchema } from '../error-codes';
+import { errorCodeSchema } from '../errors/code-schema';
 import { schemaFindingsSchema } from './run-details';
 
 /** The run in progress: a run that did not finish is resumed, under the same id, by the next one. */

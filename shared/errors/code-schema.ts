@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { storedErrorCode } from './errors';
+import { storedErrorCode } from './codes';
 
 /**
  * An error code as stored or passed between activities, parsed: any string in, one of ours out (`storedErrorCode`).
