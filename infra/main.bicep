@@ -118,6 +118,14 @@ param durableAlwaysReadyInstances int = 1
 @description('Every other app setting the operator set in the azd environment (base64 of a JSON object), gathered by the preprovision hook from the app\'s configuration schema (tools/app-settings.ts): Bicep writes the whole settings list, so a setting set elsewhere would be gone at the next provision. The settings below win over it.')
 param appSettingsBase64 string = ''
 
+@description('Network isolation (VNET_ENABLED): the app joins a virtual network, storage and both Key Vaults answer only through private endpoints there (public network access off), outbound traffic leaves through a NAT gateway with one static IP. Off by default, as in the azd Flex Consumption quickstarts; docs/deploy.md says what else to do.')
+param vnetEnabled bool = false
+
+@description('The most Log Analytics ingests a day, in GB (LOG_ANALYTICS_DAILY_CAP_GB); 0 for no cap.')
+@minValue(0)
+@maxValue(100)
+param logAnalyticsDailyCapGb int = 1
+
 @description('Part of every resource name, made once per deployment by the preprovision hook and cleared by postdown, so `azd up` after `azd down` does not collide with the soft-deleted Key Vaults (purge protection keeps their names 90 days).')
 param resourceSuffix string = ''
 
@@ -129,7 +137,9 @@ var token = toLower(uniqueString(subscription().id, environmentName, location, r
 resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
   name: 'rg-${environmentName}'
   location: location
-  tags: union(tags, { 'azd-resource-suffix': resourceSuffix })
+  // The durable backend too: a hook on a machine whose environment lacks PROVISIONED_DURABLE_BACKEND (a CI runner's
+  // fresh one) reads it here before it lets a provision switch backends (tools/durable-backend.ts).
+  tags: union(tags, { 'azd-resource-suffix': resourceSuffix, 'azd-durable-backend': durableBackend })
 }
 
 module identity 'modules/identity.bicep' = {
@@ -141,7 +151,13 @@ module identity 'modules/identity.bicep' = {
 module monitoring 'modules/monitoring.bicep' = {
   name: 'monitoring'
   scope: rg
-  params: { logAnalyticsName: 'log-${token}', appInsightsName: 'appi-${token}', location: location, tags: tags }
+  params: {
+    logAnalyticsName: 'log-${token}'
+    appInsightsName: 'appi-${token}'
+    location: location
+    tags: tags
+    dailyCapGb: logAnalyticsDailyCapGb
+  }
 }
 
 module alerts 'modules/alerts.bicep' = {
@@ -167,6 +183,7 @@ module durableScheduler 'modules/durable-scheduler.bicep' = if (durableBackend =
     location: location
     tags: tags
     taskHubName: 'TenantIntegrations'
+    allowedIpAddress: vnetEnabled ? network.outputs.egressIpAddress : ''
   }
 }
 
@@ -179,13 +196,33 @@ module storage 'modules/storage.bicep' = {
     tags: tags
     deploymentContainerName: 'app-package-${token}'
     importsRetentionDays: importsRetentionDays
+    publicAccess: !vnetEnabled
   }
 }
 
 module vaults 'modules/key-vault.bicep' = {
   name: 'key-vaults'
   scope: rg
-  params: { credentialsVaultName: 'kv-${token}', sessionsVaultName: 'kvs-${token}', location: location, tags: tags }
+  params: {
+    credentialsVaultName: 'kv-${token}'
+    sessionsVaultName: 'kvs-${token}'
+    location: location
+    tags: tags
+    publicAccess: !vnetEnabled
+  }
+}
+
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  scope: rg
+  params: {
+    name: token
+    location: location
+    tags: tags
+    storageAccountName: storage.outputs.name
+    credentialsVaultName: vaults.outputs.credentialsVaultName
+    sessionsVaultName: vaults.outputs.sessionsVaultName
+  }
 }
 
 module access 'modules/access.bicep' = {
@@ -222,6 +259,7 @@ module app 'modules/function-app.bicep' = {
     maximumInstanceCount: maximumInstanceCount
     manageEntraClientId: manageEntraClientId
     durableAlwaysReadyInstances: durableBackend == 'storage' ? durableAlwaysReadyInstances : 0
+    subnetId: vnetEnabled ? network.outputs.appSubnetId : ''
     appSettings: union(empty(appSettingsBase64) ? {} : json(base64ToString(appSettingsBase64)), {
       TENANT_NAME: tenantName
       TENANT_BASE_URL: tenantBaseUrl
@@ -258,17 +296,53 @@ module app 'modules/function-app.bicep' = {
   }
 }
 
-// Outputs azd keeps in the environment: names and URLs only, never a secret.
+// Outputs azd keeps in the environment: names, URLs and the operator's choices, never a secret.
 output AZURE_LOCATION string = location
 output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_RESOURCE_GROUP string = rg.name
-// Kept in the azd environment by azd, and brought back by `azd env refresh` on another machine.
-output AZURE_RESOURCE_SUFFIX string = resourceSuffix
 output AZURE_FUNCTION_APP_NAME string = app.outputs.name
 output SERVICE_APP_URI string = app.outputs.uri
 output KEY_VAULT_URL string = vaults.outputs.credentialsVaultUri
 output KEY_VAULT_SESSIONS_URL string = vaults.outputs.sessionsVaultUri
-output TENANT_CLIENT_SECRET_NAME string = clientSecretName
 // For the optional Entra sign-in in front of /api/manage (docs/security.md): the app registration needs this
 // redirect URI and ID tokens enabled, because Easy Auth signs people in with the implicit flow (no client secret).
 output MANAGE_ENTRA_REDIRECT_URI string = empty(manageEntraClientId) ? '' : '${app.outputs.uri}/.auth/login/aad/callback'
+// With network isolation: the one address the app's traffic leaves from, for a tenant's or a receiver's allow-list.
+output EGRESS_IP_ADDRESS string = vnetEnabled ? network.outputs.egressIpAddress : ''
+// What the deployed app runs on: the predeploy hook refuses a package staged for the other backend, and the hooks
+// refuse a switch nobody asked for (tools/durable-backend.ts).
+output PROVISIONED_DURABLE_BACKEND string = durableBackend
+
+// Every setting the operator chose, under the name the azd environment gives it (infra/main.parameters.json): azd
+// writes outputs back into the environment after each provision, and `azd env refresh` does on any other machine,
+// so a teammate's, a fresh clone's or CI's next provision deploys these and not the parameter file's defaults
+// (test/unit/infra.test.ts compares the lists). The settings passed through APP_SETTINGS_BASE64 come back with it:
+// the preprovision hook restores each that the environment does not hold (tools/app-settings.ts).
+output AZURE_RESOURCE_SUFFIX string = resourceSuffix
+output TENANT_NAME string = tenantName
+output TENANT_BASE_URL string = tenantBaseUrl
+output TENANT_AUTH_URL string = tenantAuthUrl
+output TENANT_CLIENT_ID string = tenantClientId
+// The secret's name in Key Vault, not its value.
+#disable-next-line outputs-should-not-contain-secrets
+output TENANT_CLIENT_SECRET_NAME string = clientSecretName
+output SYNC_SCHEDULE string = syncSchedule
+output SYNC_STREAMS string = syncStreams
+output SYNC_SINKS string = syncSinks
+output DOWNSTREAM_WEBHOOK_URL string = downstreamWebhookUrl
+output EXPORTS_MAX_CONCURRENT string = exportsMaxConcurrent
+output MANAGE_ENTRA_CLIENT_ID string = manageEntraClientId
+output ALERT_EMAIL string = alertEmail
+output POSTGRES_HOST string = postgresHost
+output POSTGRES_DATABASE string = postgresDatabase
+output SYNC_FORMAT string = syncFormat
+output IMPORTS_RETENTION_DAYS int = importsRetentionDays
+output IMPORT_OPERATIONS_FILE string = importOperationsFile
+// The secret's name in Key Vault, not its value.
+#disable-next-line outputs-should-not-contain-secrets
+output IMPORTS_REQUEST_SECRET_NAME string = importsRequestSecretName
+output DURABLE_BACKEND string = durableBackend
+output DURABLE_ALWAYS_READY int = durableAlwaysReadyInstances
+output VNET_ENABLED bool = vnetEnabled
+output LOG_ANALYTICS_DAILY_CAP_GB int = logAnalyticsDailyCapGb
+output APP_SETTINGS_BASE64 string = appSettingsBase64

@@ -82,7 +82,11 @@ export function appContext(): App {
         telemetryLoaded = true;
         const { setupTelemetry } = require('./telemetry/sdk') as typeof import('./telemetry/sdk');
         const { azureCredential } = require('./secrets/credential') as typeof import('./secrets/credential');
-        telemetry = setupTelemetry(config.telemetry, { credential: () => azureCredential(config) });
+        const secret = config.telemetry.otlpHeadersSecretName;
+        telemetry = setupTelemetry(config.telemetry, {
+          credential: () => azureCredential(config),
+          otlpHeaders: secret ? otlpHeaders(config, secret, () => logger) : undefined,
+        });
       }
       return telemetry;
     };
@@ -129,6 +133,19 @@ export function appContext(): App {
   }
   return app;
 }
+/** The OTLP headers secret, read through the app's own secret store (./telemetry/otlp-headers.ts). */
+function otlpHeaders(config: AppConfig, secret: string, logger: () => ReturnType<typeof appLogger>) {
+  const { createSecretStore } = require('./secrets') as typeof import('./secrets');
+  const { otlpHeadersFromSecret } =
+    require('./telemetry/otlp-headers') as typeof import('./telemetry/otlp-headers');
+  const store = createSecretStore(config);
+  return otlpHeadersFromSecret(
+    (o) => store.get(secret, o),
+    // The secret's name and why, never its value; the record waits for the next export that works.
+    (reason) => logger().log('warn', 'otlp headers unreadable', { reason: `${secret}: ${reason}` }),
+  );
+}
+
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /**

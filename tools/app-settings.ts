@@ -46,20 +46,34 @@ export const BICEP_SETTINGS = [
 ] as const;
 
 /**
- * Settings never passed through: what the platform sets (WEBSITE_*, CONTAINER_NAME), what only a machine of one's own
- * uses (the local secret file, development mode), and the two that would put a secret in app settings — a storage
- * connection string with its key, a PostgreSQL URL with a password: in Azure the app signs in with its identity.
+ * Settings the docs name that never reach Azure through azd, each with why (test/unit/infra.test.ts holds every
+ * setting the docs list to the schema or to this list). What the platform sets, what only a machine of one's own
+ * uses, and what would put a secret in app settings — in Azure the app signs in with its identity, and a credential
+ * lives in Key Vault under a name a setting gives.
  */
-export const NOT_IN_AZURE = [
-  'AzureWebJobsStorage',
-  'POSTGRES_URL',
-  'LOCAL_SECRETS_FILE',
-  'AZURE_FUNCTIONS_ENVIRONMENT',
-  'WEBSITE_INSTANCE_ID',
-  'WEBSITE_SKU',
-  'WEBSITE_SITE_NAME',
-  'CONTAINER_NAME',
-] as const;
+export const NOT_DEPLOYABLE: Record<string, string> = {
+  AzureWebJobsStorage:
+    'a connection string carries the account key: in Azure the host signs in with its identity (AzureWebJobsStorage__*, set by Bicep)',
+  POSTGRES_URL: 'a URL carries a password: in Azure the app signs in with its identity (POSTGRES_HOST)',
+  LOCAL_SECRETS_FILE: 'a file on a machine of your own: in Azure secrets are in Key Vault',
+  AZURE_FUNCTIONS_ENVIRONMENT: 'development mode, for a machine of your own',
+  WEBSITE_INSTANCE_ID: 'set by the platform',
+  WEBSITE_SKU: 'set by the platform',
+  WEBSITE_SITE_NAME: 'set by the platform',
+  CONTAINER_NAME: 'set by the platform',
+  OTEL_EXPORTER_OTLP_HEADERS:
+    'usually carries an API key: put the headers in Key Vault and name the secret in OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME (the preprovision hook refuses it)',
+};
+
+/** The schema's settings among them: never passed through. */
+export const NOT_IN_AZURE = Object.keys(NOT_DEPLOYABLE).filter((name) => name in APP_SETTINGS.schema.shape);
+
+/**
+ * The Functions host's own settings (host.json's values overridden by app settings, `AzureFunctionsJobHost__…`),
+ * passed through as the schema's are — except the durable backend's, which DURABLE_BACKEND decides.
+ */
+export const HOST_SETTING = /^AzureFunctionsJobHost__/i;
+const BACKEND_OWNED = /^AzureFunctionsJobHost__extensions__durableTask__(storageProvider|hubName)/i;
 
 const fixed = new Set<string>([...BICEP_SETTINGS, ...NOT_IN_AZURE]);
 
@@ -68,8 +82,16 @@ export const PASSED_THROUGH = Object.keys(APP_SETTINGS.schema.shape).filter((nam
 
 /** The passed-through settings the environment holds (empty values are unset, as azd treats them). */
 export function passedThroughSettings(env: Record<string, string | undefined>): Record<string, string> {
+  const host = Object.keys(env).filter((name) => HOST_SETTING.test(name));
+  const refused = host.filter((name) => BACKEND_OWNED.test(name) && env[name]);
+  if (refused.length)
+    throw new Error(
+      `${refused.join(', ')}: the durable backend's settings follow DURABLE_BACKEND (docs/deploy.md); unset ${refused.length === 1 ? 'it' : 'them'} with azd env set NAME ''`,
+    );
   return Object.fromEntries(
-    PASSED_THROUGH.flatMap((name) => (env[name] ? [[name, env[name] as string] as const] : [])),
+    [...PASSED_THROUGH, ...host.sort()].flatMap((name) =>
+      env[name] ? [[name, env[name] as string] as const] : [],
+    ),
   );
 }
 
@@ -79,11 +101,46 @@ export function appSettingsParameter(env: Record<string, string | undefined>): s
   return Object.keys(settings).length ? Buffer.from(JSON.stringify(settings)).toString('base64') : '';
 }
 
+/**
+ * The passed-through settings the deployment holds and this environment does not: APP_SETTINGS_BASE64 is a Bicep
+ * output, so azd writes the deployed value back after each provision and `azd env refresh` brings it to a teammate's
+ * machine, a fresh clone or a new CI runner — where the settings it carries are not set one by one. Each such setting
+ * is restored, so the next provision deploys it again instead of dropping it. A setting the operator cleared is in the
+ * environment with an empty value (`azd env set NAME ''`) and stays cleared.
+ */
+export function settingsToRestore(env: Record<string, string | undefined>): Record<string, string> {
+  if (!env.APP_SETTINGS_BASE64) return {};
+  let deployed: unknown;
+  try {
+    deployed = JSON.parse(Buffer.from(env.APP_SETTINGS_BASE64, 'base64').toString('utf8'));
+  } catch {
+    deployed = undefined;
+  }
+  if (
+    !deployed ||
+    typeof deployed !== 'object' ||
+    Array.isArray(deployed) ||
+    Object.values(deployed).some((v) => typeof v !== 'string')
+  )
+    throw new Error(
+      "APP_SETTINGS_BASE64 in the azd environment is not what the preprovision hook writes: run azd env refresh to take the deployed value, or azd env set APP_SETTINGS_BASE64 ''",
+    );
+  const passable = new Set(PASSED_THROUGH);
+  return Object.fromEntries(
+    Object.entries(deployed as Record<string, string>).filter(
+      ([name, value]) => (passable.has(name) || HOST_SETTING.test(name)) && value && env[name] === undefined,
+    ),
+  );
+}
+
 /** The variables `${NAME…}` main.parameters.json reads from the azd environment. */
 export function parameterVariables(root: string): string[] {
   const text = readFileSync(join(root, 'infra', 'main.parameters.json'), 'utf8');
   return [...new Set([...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]))].sort();
 }
+
+/** What only the hooks read (tools/durable-backend.ts): a switch of durable backend said to be meant. */
+export const HOOK_VARIABLES = ['DURABLE_BACKEND_MIGRATE'] as const;
 
 /**
  * What a deployment from GitHub takes from the repository's variables into the azd environment
@@ -99,5 +156,7 @@ export function importableVariables(root: string, derived: readonly string[]): s
     'AZURE_PRINCIPAL_ID',
     'AZURE_PRINCIPAL_TYPE',
   ]);
-  return [...new Set([...parameterVariables(root), ...PASSED_THROUGH])].filter((v) => !own.has(v)).sort();
+  return [...new Set([...parameterVariables(root), ...PASSED_THROUGH, ...HOOK_VARIABLES])]
+    .filter((v) => !own.has(v))
+    .sort();
 }

@@ -3,7 +3,10 @@ import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promi
 import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { durableBackendOf, switchRefusal, type DurableBackend } from './durable-backend';
 import { LAZY_REQUIRED_MODULES, lazyRequires } from './lazy-requires';
+
+export { DURABLE_BACKENDS, durableBackendOf, type DurableBackend } from './durable-backend';
 
 /**
  * The deployment package: what azd (`dist: .deploy`, filled by the service's `prepackage` hook) and
@@ -70,9 +73,6 @@ export interface StageOptions {
    */
   durableBackend?: DurableBackend;
 }
-
-export const DURABLE_BACKENDS = ['storage', 'scheduler'] as const;
-export type DurableBackend = (typeof DURABLE_BACKENDS)[number];
 
 /**
  * The storage provider types the Durable extension registers, as host.json's `storageProvider.type` names them. The
@@ -147,13 +147,6 @@ async function folderBytes(dir: string): Promise<number> {
     else if (entry.isFile()) total += (await stat(path)).size;
   }
   return total;
-}
-
-/** DURABLE_BACKEND as azd hands it to the prepackage hook: unset is `storage`; anything else is refused by name. */
-export function durableBackendOf(value: string | undefined): DurableBackend {
-  if (!value) return 'storage';
-  if ((DURABLE_BACKENDS as readonly string[]).includes(value)) return value as DurableBackend;
-  throw new Error(`DURABLE_BACKEND: "${value}" is not one of ${DURABLE_BACKENDS.join(', ')}`);
 }
 
 export async function stagePackage(
@@ -254,6 +247,9 @@ export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)}
 async function main(argv: string[]): Promise<number> {
   const at = argv.indexOf('--out');
   const root = resolve(__dirname, '..', '..');
+  // Under azd (the prepackage hook) the environment says what is deployed: a package for the other backend stops here.
+  const refusal = switchRefusal(process.env);
+  if (refusal) throw new Error(refusal);
   const out = at >= 0 && argv[at + 1] ? argv[at + 1] : join(root, '.deploy');
   const staged = await stagePackage(root, out, { log: (l) => process.stderr.write(`package: ${l}\n`) });
   process.stdout.write(

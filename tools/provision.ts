@@ -4,7 +4,15 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../shared/app';
 import { ConfigError } from '../shared/errors';
 import { nextOccurrence, parseNcrontab } from '../shared/ncrontab';
-import { appSettingsParameter, importableVariables, passedThroughSettings } from './app-settings';
+import {
+  appSettingsParameter,
+  HOST_SETTING,
+  importableVariables,
+  NOT_DEPLOYABLE,
+  passedThroughSettings,
+  settingsToRestore,
+} from './app-settings';
+import { switchRefusal } from './durable-backend';
 
 /**
  * azd's `preprovision` hook (azure.yaml): before Bicep runs, from the azd environment's values —
@@ -70,12 +78,14 @@ export function alertWindows(intervalMinutes: number) {
 
 /** The resource group azd deploys to, and the suffix its tag records (tools/provision.ts writes it; Bicep tags it). */
 export const SUFFIX_TAG = 'azd-resource-suffix';
+/** The group's tag that records the durable backend it was provisioned with (main.bicep). */
+export const BACKEND_TAG = 'azd-durable-backend';
 export const resourceGroupName = (environmentName: string) => `rg-${environmentName}`;
 
 /** What Azure says of a resource group: absent, or there with its suffix tag (when it has one). */
 export type ResourceGroupLookup = (
   name: string,
-) => Promise<{ exists: false } | { exists: true; suffix?: string }>;
+) => Promise<{ exists: false } | { exists: true; suffix?: string; durableBackend?: string }>;
 
 /**
  * Asks Azure Resource Manager whether the group exists, signed in as azd is (or the Azure CLI): the hook runs inside
@@ -104,15 +114,37 @@ export function armResourceGroup(subscriptionId: string | undefined): ResourceGr
     if (res.status === 404) return { exists: false };
     if (!res.ok) throw new Error(`cannot tell whether ${name} exists: Azure answered HTTP ${res.status}`);
     const body = (await res.json()) as { tags?: Record<string, string> };
-    return { exists: true, suffix: body.tags?.[SUFFIX_TAG] };
+    return { exists: true, suffix: body.tags?.[SUFFIX_TAG], durableBackend: body.tags?.[BACKEND_TAG] };
   };
+}
+
+/** One lookup of the group, however many questions are asked of it. */
+function once(lookup: ResourceGroupLookup, name: string): () => ReturnType<ResourceGroupLookup> {
+  let answer: ReturnType<ResourceGroupLookup> | undefined;
+  return () => (answer ??= lookup(name));
 }
 
 /** The settings the hook derives, from the azd environment's values. */
 export async function provisionValues(
-  env: Record<string, string | undefined>,
+  given: Record<string, string | undefined>,
   options: { lookup?: ResourceGroupLookup } = {},
 ): Promise<Record<string, string>> {
+  // A credential in the azd environment would reach app settings, deployment history and CI logs: refused, named.
+  if (given.OTEL_EXPORTER_OTLP_HEADERS)
+    throw new Error(`OTEL_EXPORTER_OTLP_HEADERS: ${NOT_DEPLOYABLE.OTEL_EXPORTER_OTLP_HEADERS}`);
+  const group =
+    given.AZURE_ENV_NAME && options.lookup
+      ? once(options.lookup, resourceGroupName(given.AZURE_ENV_NAME))
+      : undefined;
+  // A fresh environment (CI's, a new clone's) has no PROVISIONED_DURABLE_BACKEND: the group's tag says it.
+  const deployedBackend =
+    given.PROVISIONED_DURABLE_BACKEND ||
+    (group ? await group().then((g) => (g.exists ? g.durableBackend : undefined)) : undefined);
+  const backendSwitch = switchRefusal({ ...given, PROVISIONED_DURABLE_BACKEND: deployedBackend });
+  if (backendSwitch) throw new Error(backendSwitch);
+  // What the deployment holds and this machine's environment does not (a teammate's, a fresh clone's): restored.
+  const restored = settingsToRestore(given);
+  const env = { ...given, ...restored };
   // The settings azd hands the app (infra/main.parameters.json), with the tenant's four so the check is complete.
   loadConfig({
     SYNC_SCHEDULE: env.SYNC_SCHEDULE,
@@ -139,8 +171,9 @@ export async function provisionValues(
   const interval = longestGapMinutes(env.SYNC_SCHEDULE || '0 */15 * * * *');
   const windows = alertWindows(interval);
   return {
+    ...restored,
     SYNC_INTERVAL_MINUTES: String(interval),
-    AZURE_RESOURCE_SUFFIX: env.AZURE_RESOURCE_SUFFIX || (await newSuffix(env, options.lookup)),
+    AZURE_RESOURCE_SUFFIX: env.AZURE_RESOURCE_SUFFIX || (await newSuffix(env, group)),
     SYNC_FAILED_WINDOW_MINUTES: String(windows.SYNC_FAILED_WINDOW_MINUTES),
     NO_SUCCESSFUL_SYNC_WINDOW_MINUTES: String(windows.NO_SUCCESSFUL_SYNC_WINDOW_MINUTES),
     NO_SUCCESSFUL_SYNC_ALERT: String(windows.NO_SUCCESSFUL_SYNC_ALERT),
@@ -174,7 +207,8 @@ export function variablesToImport(json: string | undefined, root: string): Recor
   const wanted = new Set(importableVariables(root, DERIVED));
   return Object.fromEntries(
     Object.entries(vars as Record<string, unknown>).filter(
-      (e): e is [string, string] => wanted.has(e[0]) && typeof e[1] === 'string' && e[1] !== '',
+      (e): e is [string, string] =>
+        (wanted.has(e[0]) || HOST_SETTING.test(e[0])) && typeof e[1] === 'string' && e[1] !== '',
     ),
   );
 }
@@ -187,10 +221,10 @@ export function variablesToImport(json: string | undefined, root: string): Recor
  */
 async function newSuffix(
   env: Record<string, string | undefined>,
-  lookup: ResourceGroupLookup | undefined,
+  group: (() => ReturnType<ResourceGroupLookup>) | undefined,
 ): Promise<string> {
   const name = env.AZURE_ENV_NAME ? resourceGroupName(env.AZURE_ENV_NAME) : undefined;
-  const found = name && lookup ? await lookup(name) : { exists: false as const };
+  const found = group ? await group() : { exists: false as const };
   if (found.exists)
     throw new Error(
       `${name} exists already${found.suffix ? ` (its resource suffix is ${found.suffix})` : ''}, and this azd environment has no AZURE_RESOURCE_SUFFIX: a new one would provision a second stack beside it. Run \`azd env refresh\` to take the deployment's values${found.suffix ? ` (or \`azd env set AZURE_RESOURCE_SUFFIX ${found.suffix}\`)` : ''}, then provision again.`,
@@ -224,10 +258,10 @@ if (require.main === module) {
           lookup: armResourceGroup(process.env.AZURE_SUBSCRIPTION_ID),
         });
         for (const [name, value] of Object.entries(values)) azdSet(name, value);
+        // Names only: a value may be an address or an endpoint an operator does not want in a CI log.
+        const restored = Object.keys(settingsToRestore(process.env));
         process.stderr.write(
-          `provision: settings valid; ${Object.entries(values)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(', ')}\n`,
+          `provision: settings valid; set ${[...DERIVED, 'AZURE_RESOURCE_SUFFIX'].join(', ')}${restored.length ? `; restored from the deployment: ${restored.join(', ')}` : ''}\n`,
         );
       }
     } catch (err) {

@@ -6,14 +6,16 @@ param location string
 param tags object
 @description('The task hub: the durable extension\'s hubName (DURABLE_TASK_HUB).')
 param taskHubName string
+@description('With network isolation: the one address the app\'s traffic leaves from (its NAT gateway), the only one the scheduler answers. Empty: any address, the identity\'s role guarding it. Private endpoints for the scheduler were in limited preview when this was written (docs/deploy.md).')
+param allowedIpAddress string = ''
 resource scheduler 'Microsoft.DurableTask/schedulers@2025-11-01' = {
   name: name
   location: location
   tags: tags
   properties: {
     sku: { name: 'Consumption' }
-    // An empty list refuses every caller: the identity's role is what guards it.
-    ipAllowlist: ['0.0.0.0/0']
+    // An empty list refuses every caller: without isolation the identity's role is what guards it.
+    ipAllowlist: empty(allowedIpAddress) ? ['0.0.0.0/0'] : ['${allowedIpAddress}/32']
   }
 }
 

@@ -17,6 +17,8 @@ param appSettings object
 param manageEntraClientId string = ''
 @description('Instances always ready for the durable functions (the `durable` scale group): Microsoft\'s advice for the storage backend on Flex.')
 param durableAlwaysReadyInstances int = 0
+@description('With network isolation: the subnet the app joins (network.bicep), its outbound traffic then routed through the virtual network. Empty: none.')
+param subnetId string = ''
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -47,6 +49,7 @@ resource app 'Microsoft.Web/sites@2024-04-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    virtualNetworkSubnetId: empty(subnetId) ? null : subnetId
     siteConfig: {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'

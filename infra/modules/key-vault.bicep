@@ -6,6 +6,8 @@ param credentialsVaultName string
 param sessionsVaultName string
 param location string
 param tags object
+@description('False with network isolation (VNET_ENABLED): public endpoints closed, the app reaching both vaults through private endpoints (network.bicep). The client secret is then set from inside the network (docs/deploy.md).')
+param publicAccess bool = true
 
 var properties = {
   tenantId: tenant().tenantId
@@ -14,8 +16,8 @@ var properties = {
   enableSoftDelete: true
   softDeleteRetentionInDays: 90
   enablePurgeProtection: true
-  publicNetworkAccess: 'Enabled'
-  networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
+  publicNetworkAccess: publicAccess ? 'Enabled' : 'Disabled'
+  networkAcls: publicAccess ? { defaultAction: 'Allow', bypass: 'AzureServices' } : { defaultAction: 'Deny', bypass: 'None' }
 }
 
 resource credentials 'Microsoft.KeyVault/vaults@2023-07-01' = {

@@ -7,6 +7,8 @@ param deploymentContainerName string
 @description('Days an import\'s stored items are kept (IMPORTS_RETENTION_DAYS); the app deletes its ledger rows itself.')
 @minValue(1)
 param importsRetentionDays int = 30
+@description('False with network isolation (VNET_ENABLED): the public endpoint closed, the app reaching blob, queue and table through private endpoints (network.bicep). azd still deploys: Flex Consumption takes the package through the app\'s publish endpoint and writes it here from inside.')
+param publicAccess bool = true
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   name: name
@@ -21,8 +23,8 @@ resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     allowCrossTenantReplication: false
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
-    publicNetworkAccess: 'Enabled'
-    networkAcls: { defaultAction: 'Allow', bypass: 'AzureServices' }
+    publicNetworkAccess: publicAccess ? 'Enabled' : 'Disabled'
+    networkAcls: publicAccess ? { defaultAction: 'Allow', bypass: 'AzureServices' } : { defaultAction: 'Deny', bypass: 'None' }
   }
 }
 

@@ -163,6 +163,13 @@ export const coreSettings = z.object({
     usedBy: 'telemetry',
     group: 'telemetry',
   }),
+  OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME: optional(secretName).meta({
+    description:
+      'The secret (Key Vault in Azure, the local secret file in development) that holds the OTLP endpoint’s headers, in `OTEL_EXPORTER_OTLP_HEADERS`’s form (`name=value,…`, values percent-encoded): a collector’s API key stays out of app settings. Read before each export, through the secret cache.',
+    default: 'unset: no headers from the secret store',
+    usedBy: 'telemetry',
+    group: 'telemetry',
+  }),
   OTEL_SERVICE_NAME: optional(z.string().min(1).max(100)).meta({
     description: 'The `service.name` the traces and logs carry.',
     default: '`tenant-integrations`',
@@ -225,6 +232,12 @@ export type CoreSettings = z.output<typeof coreSettings>;
 
 /** The checks across core settings, as issues of the composed schema's superRefine (shared/settings.ts). */
 export function refineCore(s: CoreSettings, ctx: z.RefinementCtx): void {
+  if (s.OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME && !s.OTEL_EXPORTER_OTLP_ENDPOINT)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME'],
+      message: 'headers for no endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT too, or unset it',
+    });
   // A real tenant needs all four settings; none of them means the embedded sandbox.
   const tenantKeys = ['TENANT_NAME', 'TENANT_BASE_URL', 'TENANT_AUTH_URL', 'TENANT_CLIENT_ID'] as const;
   const given = tenantKeys.filter((k) => s[k] !== undefined);
@@ -241,6 +254,8 @@ export function refineCore(s: CoreSettings, ctx: z.RefinementCtx): void {
 
 export interface TelemetrySettings {
   otlpEndpoint?: string;
+  /** The secret that holds the OTLP endpoint's headers (OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME). */
+  otlpHeadersSecretName?: string;
   appInsightsConnectionString?: string;
   serviceName: string;
   /** The app's folder, whose package.json gives `service.version`. */
@@ -347,6 +362,7 @@ export function configOf(
     hosting: hostingOf(s),
     telemetry: {
       otlpEndpoint: s.OTEL_EXPORTER_OTLP_ENDPOINT,
+      otlpHeadersSecretName: s.OTEL_EXPORTER_OTLP_HEADERS_SECRET_NAME,
       appInsightsConnectionString: s.APPLICATIONINSIGHTS_CONNECTION_STRING,
       serviceName: s.OTEL_SERVICE_NAME ?? 'tenant-integrations',
       appDir: options.cwd ?? process.cwd(),

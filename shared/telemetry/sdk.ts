@@ -55,7 +55,11 @@ export const FLUSH_TIMEOUT_MS = 5_000;
 
 export function setupTelemetry(
   settings: TelemetrySettings,
-  options: { credential?: () => TokenCredential } = {},
+  options: {
+    credential?: () => TokenCredential;
+    /** The OTLP endpoint's headers, asked before each request (./otlp-headers.ts: from the secret store). */
+    otlpHeaders?: () => Promise<Record<string, string>>;
+  } = {},
 ): Telemetry | undefined {
   if (!settings.otlpEndpoint && !settings.appInsightsConnectionString) return undefined;
   /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads here, on first use */
@@ -81,9 +85,14 @@ export function setupTelemetry(
     const { OTLPLogExporter } =
       require('@opentelemetry/exporter-logs-otlp-http') as typeof import('@opentelemetry/exporter-logs-otlp-http');
     const base = settings.otlpEndpoint.replace(/\/+$/, '');
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: `${base}/v1/traces` })));
+    const headers = options.otlpHeaders ? { headers: options.otlpHeaders } : {};
+    spanProcessors.push(
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${base}/v1/traces`, ...headers })),
+    );
     logProcessors.push(
-      new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${base}/v1/logs` }) }),
+      new BatchLogRecordProcessor({
+        exporter: new OTLPLogExporter({ url: `${base}/v1/logs`, ...headers }),
+      }),
     );
     destinations.push(`OTLP ${new URL(base).origin}`);
   }

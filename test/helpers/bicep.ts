@@ -11,6 +11,8 @@ export interface BicepResource {
   apiVersion?: string;
   existing: boolean;
   condition?: string;
+  /** `for … in …` of a resource loop (`= [for x in xs: {…}]`), the body being one element's. */
+  loop?: string;
   body: string;
 }
 
@@ -61,7 +63,8 @@ export function block(text: string, open: number): string {
 export function readBicep(root: string, path: string): BicepFile {
   const text = stripComments(readFileSync(join(root, path), 'utf8'));
   const resources: BicepResource[] = [];
-  const re = /^\s*resource\s+(\w+)\s+'([^'@]+)(?:@([^']+))?'\s*(existing\s*)?=\s*(?:if\s*\((.*)\)\s*)?\{/gm;
+  const re =
+    /^\s*resource\s+(\w+)\s+'([^'@]+)(?:@([^']+))?'\s*(existing\s*)?=\s*(?:if\s*\((.*)\)\s*)?(?:\[\s*for\s+(.+?):\s*)?\{/gm;
   for (const m of text.matchAll(re)) {
     const open = (m.index ?? 0) + m[0].length - 1;
     resources.push({
@@ -70,6 +73,7 @@ export function readBicep(root: string, path: string): BicepFile {
       apiVersion: m[3],
       existing: Boolean(m[4]),
       condition: m[5],
+      loop: m[6],
       body: block(text, open),
     });
   }

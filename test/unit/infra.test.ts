@@ -21,6 +21,7 @@ import {
   ACCEPTED_WINDOW_MINUTES,
   DERIVED,
   FAILED_SYNCS_IN_A_ROW,
+  BACKEND_TAG,
   resourceGroupName,
   SUFFIX_TAG,
   variablesToImport,
@@ -103,9 +104,30 @@ describe('provisioning: the hooks azd runs, and what they feed', () => {
   it('preprovision checks the settings and derives the alert interval; postdown makes the next names new', () => {
     const hooks = azure().hooks;
     expect(hooks.preprovision).toMatchObject({ run: 'npm run --silent provision' });
-    expect(hooks.postdown).toMatchObject({ run: 'npm run --silent provision -- --after-down' });
+    expect(hooks.postdown).toMatchObject({ run: 'npm run --silent provision:after-down' });
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     expect(pkg.scripts.provision).toContain('node dist/tools/provision.js');
+    expect(pkg.scripts['provision:after-down']).toMatch(/node dist\/tools\/provision\.js --after-down$/);
+  });
+
+  it('no hook passes arguments through `npm run … --` (npm’s PowerShell shim drops the `--`): a script per hook', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const { hooks, services } = azure();
+    const runs = [...Object.values(hooks), ...Object.values(services.app.hooks)].flatMap((h) => {
+      const hook = h as { run: string; windows?: { run: string } };
+      return [hook.run, hook.windows?.run].filter((r): r is string => Boolean(r));
+    });
+    expect(runs.length).toBeGreaterThanOrEqual(8);
+    for (const run of runs) {
+      expect(run).not.toMatch(/\s--(\s|$)/);
+      // Each names a script package.json has.
+      const script = /^npm run (?:--silent )?([\w:-]+)$/.exec(run)?.[1];
+      expect([run, script && pkg.scripts[script] ? 'a script' : 'no script']).toEqual([run, 'a script']);
+    }
+    for (const workflow of ['azure-dev.yml', 'infra.yml'])
+      expect(readFileSync(join(root, '.github/workflows', workflow), 'utf8')).not.toMatch(
+        /npm run[^\n]* -- /,
+      );
   });
 
   it('the alert windows the hook computes reach the rules, and Bicep takes only windows the API accepts', () => {
@@ -136,7 +158,9 @@ describe('provisioning: the hooks azd runs, and what they feed', () => {
     expect(parameters().resourceSuffix.value).toBe('${AZURE_RESOURCE_SUFFIX=}');
     expect(main.text).toContain('uniqueString(subscription().id, environmentName, location, resourceSuffix)');
     expect(main.outputs.find((o) => o.name === 'AZURE_RESOURCE_SUFFIX')?.value).toBe('resourceSuffix');
-    expect(main.text).toContain(`tags: union(tags, { '${SUFFIX_TAG}': resourceSuffix })`);
+    expect(main.text).toContain(
+      `tags: union(tags, { '${SUFFIX_TAG}': resourceSuffix, '${BACKEND_TAG}': durableBackend })`,
+    );
     expect(main.text).toContain(`name: '${resourceGroupName('${environmentName}')}'`);
   });
 
@@ -604,7 +628,10 @@ describe('deploy path', () => {
       'Microsoft.DurableTask/schedulers',
       'Microsoft.DurableTask/schedulers/taskHubs',
     ]);
-    expect(prop(module.resources[0].body, 'ipAllowlist')).toBe("['0.0.0.0/0']"); // empty refuses everyone
+    // An empty list refuses everyone; with network isolation only the app's egress address is let in.
+    expect(prop(module.resources[0].body, 'ipAllowlist')).toBe(
+      "empty(allowedIpAddress) ? ['0.0.0.0/0'] : ['${allowedIpAddress}/32']",
+    );
     expect(dts?.body).toContain("taskHubName: 'TenantIntegrations'");
     expect(main.text).toContain("DURABLE_TASK_HUB: 'TenantIntegrations'");
     // The app reaches it with its identity: the connection string names the endpoint and the client id, no key.
@@ -713,15 +740,23 @@ describe('CI workflows for the user repository', () => {
   /** The variables a step of these workflows reads from the job's env or its own (`$NAME`, `"$NAME"`). */
   const settingsStep = (job: {
     steps: Array<{ name?: string; run?: string; env?: Record<string, string> }>;
-  }) => job.steps.find((st) => st.run?.includes('provision -- --import-variables'));
+  }) => job.steps.find((st) => st.run?.includes('provision:import-variables'));
 
   it('builds the Bicep and previews the provision with the deploy workflow’s settings, installed before the hook', () => {
     const { text, parsed } = workflow('infra.yml');
     const steps = JSON.stringify(parsed.jobs);
     expect(steps).toContain('az bicep build --file infra/main.bicep');
-    expect(parsed.permissions).toMatchObject({ 'id-token': 'write' });
+    // Only the preview may mint a token, behind its environment, as a principal of its own (never the deployer's).
+    expect(parsed.permissions).toEqual({ contents: 'read' });
+    expect(parsed.jobs.build.permissions).toBeUndefined();
+    expect(parsed.jobs.preview).toMatchObject({
+      environment: 'preview',
+      if: "vars.AZURE_PREVIEW_CLIENT_ID != ''",
+      permissions: { contents: 'read', 'id-token': 'write' },
+      env: { AZURE_CLIENT_ID: '${{ vars.AZURE_PREVIEW_CLIENT_ID }}' },
+    });
     const preview = commands(parsed.jobs.preview);
-    const install = preview.indexOf('npm ci');
+    const install = preview.indexOf('npm ci --ignore-scripts');
     const provision = preview.findIndex((c) => c.includes('azd provision --preview'));
     // The preprovision hook runs `npm run provision` (dist/tools/provision.js): it failed without an install.
     expect(install).toBeGreaterThanOrEqual(0);
@@ -752,9 +787,11 @@ describe('CI workflows for the user repository', () => {
     const steps = commands(job);
     const at = (needle: string) => steps.findIndex((c) => c.includes(needle));
     expect(at('npm ci')).toBeLessThan(at('azd provision --no-prompt'));
+    // It can mint a token: the install runs no package's lifecycle script.
+    expect(steps.filter((c) => c.startsWith('npm ci'))).toEqual(['npm ci --ignore-scripts']);
     expect(at('azd auth login')).toBeLessThan(at('azd provision --no-prompt'));
-    expect(at('azd env new')).toBeLessThan(at('--import-variables'));
-    expect(at('--import-variables')).toBeLessThan(at('azd provision --no-prompt'));
+    expect(at('azd env new')).toBeLessThan(at('provision:import-variables'));
+    expect(at('provision:import-variables')).toBeLessThan(at('azd provision --no-prompt'));
     const run = steps[at('azd provision --no-prompt')];
     expect(run.indexOf('azd provision --no-prompt')).toBeLessThan(run.indexOf('azd deploy --no-prompt'));
     expect(steps[at('azd auth login')]).toContain('--federated-credential-provider github');
@@ -783,13 +820,27 @@ describe('CI workflows for the user repository', () => {
       read.filter((v) => !importable.includes(v) && !DERIVED.includes(v as never) && !fromAzd.includes(v)),
     ).toEqual([]);
     // What the hooks read from their environment (azure.yaml: provision, and package for DURABLE_BACKEND).
-    const hookReads = ['tools/provision.ts', 'tools/package.ts', 'tools/app-settings.ts']
+    const hookReads = [
+      'tools/provision.ts',
+      'tools/package.ts',
+      'tools/app-settings.ts',
+      'tools/durable-backend.ts',
+    ]
       .flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)])
       .map((m) => m[1]);
     expect(hookReads).toEqual(
       expect.arrayContaining(['DURABLE_BACKEND', 'SYNC_SCHEDULE', 'AZURE_RESOURCE_SUFFIX']),
     );
-    const outside = ['AZURE_SUBSCRIPTION_ID', 'REPOSITORY_VARIABLES'];
+    // The subscription and the workflow's variables come from azd and the workflow; the deployed backend is a Bicep
+    // output azd writes back (infra/main.bicep).
+    const outside = [
+      'AZURE_SUBSCRIPTION_ID',
+      'REPOSITORY_VARIABLES',
+      'PROVISIONED_DURABLE_BACKEND',
+      // Read as the deployed value that `azd env refresh` brings back (tools/app-settings.ts settingsToRestore).
+      'APP_SETTINGS_BASE64',
+    ];
+    expect(main.outputs.map((o) => o.name)).toContain('PROVISIONED_DURABLE_BACKEND');
     expect(
       [...new Set(hookReads)].filter(
         (v) => !importable.includes(v) && !fromAzd.includes(v) && !outside.includes(v),

@@ -122,18 +122,47 @@ describe('provision hook', () => {
     await expect(
       provisionValues({ ...tenant, AZURE_ENV_NAME: 'prod' }, { lookup: exists() }),
     ).rejects.toThrow(/azd env refresh/);
-    // A suffix given is kept without asking; a group that does not exist gets a new one.
+    // A suffix given is kept without asking (where the environment also knows the deployed backend); a group that
+    // does not exist gets a new one.
     const notAsked = async (): Promise<never> => {
       throw new Error('not asked');
     };
     expect(
       (
         await provisionValues(
-          { ...tenant, AZURE_ENV_NAME: 'prod', AZURE_RESOURCE_SUFFIX: 'a1b2c3' },
+          {
+            ...tenant,
+            AZURE_ENV_NAME: 'prod',
+            AZURE_RESOURCE_SUFFIX: 'a1b2c3',
+            PROVISIONED_DURABLE_BACKEND: 'storage',
+          },
           { lookup: notAsked },
         )
       ).AZURE_RESOURCE_SUFFIX,
     ).toBe('a1b2c3');
+    // A fresh environment (a CI runner's) does not know the deployed backend: the group's tag says it, asked once.
+    lookups.length = 0;
+    const tagged = async (name: string) => {
+      lookups.push(name);
+      return { exists: true as const, suffix: 'a1b2c3', durableBackend: 'storage' };
+    };
+    await expect(
+      provisionValues(
+        { ...tenant, AZURE_ENV_NAME: 'prod', AZURE_RESOURCE_SUFFIX: 'a1b2c3', DURABLE_BACKEND: 'scheduler' },
+        { lookup: tagged },
+      ),
+    ).rejects.toThrow(
+      /DURABLE_BACKEND is scheduler, but the deployed app keeps its orchestrations in storage/,
+    );
+    expect(lookups).toEqual(['rg-prod']);
+    lookups.length = 0;
+    await expect(
+      provisionValues(
+        { ...tenant, AZURE_ENV_NAME: 'prod', DURABLE_BACKEND: 'scheduler' },
+        { lookup: tagged },
+      ),
+    ).rejects.toThrow(/DURABLE_BACKEND is scheduler/);
+    expect(lookups).toEqual(['rg-prod']);
     expect(
       (
         await provisionValues(
