@@ -2,6 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
 import { discover, storedCatalog, streamsFileJson, type Discovery } from '../shared/catalog';
+import { CATALOG_SETTINGS } from '../shared/catalog/settings';
+import { partOf } from '../shared/config';
 import type { Proposal } from '../shared/catalog/discover';
 import { introspect } from '../shared/catalog/introspect';
 import { IntegrationError } from '../shared/errors';
@@ -19,7 +21,9 @@ const paging = (s: StreamDefinition): string => {
     case 'offset':
       return `offset (${s.paths.limitVariable}/${s.paths.offsetVariable}${s.paths.total ? ', with a total' : ', no total'})`;
     case 'page':
-      return `numbered pages (${s.paths.pageVariable}/${s.paths.perPageVariable}${s.paths.total || s.paths.totalPages ? ', with a total' : s.paths.hasNextPage ? ', with a has-more flag' : ', no total'})`;
+      return `numbered pages (${s.paths.pageVariable}/${s.paths.perPageVariable}${s.paths.total || s.paths.totalPages ? ', with a total' : s.paths.hasNextPage ? ', with a has-more flag' : ', no total'}; ${s.paths.firstPageUnknown ? 'where they start is not known yet: pages 0 and 1 are empty, asked again before each run until records show' : `from ${s.paths.firstPage}`})`;
+    case 'token':
+      return `a token to the next page (${s.paths.limitVariable}/${s.paths.tokenVariable})`;
     case 'none':
       return 'one answer, no paging';
   }
@@ -45,6 +49,7 @@ function describeProposal(p: Proposal): string {
         ]
       : []),
   ];
+  if (p.incremental) lines.push(`    incremental: ${p.incremental}`);
   for (const l of p.leftOut) lines.push(`    left out: ${l.field} — ${l.reason}`);
   return lines.join('\n');
 }
@@ -80,7 +85,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
     } else {
       await access.m2m.getToken(); // a set-up problem is said once, before introspection
       try {
-        found = await discover(access.graphql);
+        found = await discover(access.graphql, { maxStreams: partOf(config, CATALOG_SETTINGS).maxStreams });
       } catch (err) {
         if (err instanceof IntegrationError && err.code === 'introspection_refused')
           process.stderr.write(
@@ -136,6 +141,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
                   key: p.key,
                   fields: p.fields,
                   leftOut: p.leftOut,
+                  ...(p.incremental ? { incremental: p.incremental } : {}),
                 })),
                 unreadable: found.unreadable,
                 skipped: found.skipped,

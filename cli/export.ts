@@ -42,6 +42,7 @@ export async function exportCommand(args: string[]): Promise<number> {
       state: new FileCatalogStore(localStateFolder(config)),
       tenant: config.tenant.name,
       streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
+      maxStreams: partOf(config, CATALOG_SETTINGS).maxStreams,
       now: Date.now,
     });
     let streams;

@@ -60,6 +60,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       select,
       selectFrom: values.streams ? '--streams' : 'SYNC_STREAMS',
       schemaChanges: catalogSettings.schemaChanges,
+      maxStreams: catalogSettings.maxStreams,
       now: Date.now,
     }).catch((err: unknown) => {
       if (values.streams && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));

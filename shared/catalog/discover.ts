@@ -1,8 +1,9 @@
 import type { GraphQLField, GraphQLSchema } from 'graphql';
 import { streamSchema, type StreamDefinition } from '../streams';
 import { childCandidates, type ChildCandidate } from './children';
-import { incrementalOf, type IncrementalChoice } from './incremental';
+import { incrementalCandidates, type IncrementalChoice } from './incremental';
 import { keyOf } from './keys';
+import { DEFAULT_MAX_STREAMS } from './settings';
 import { countLeaves, printSelection, selectionOf, type LeftOut, type Selected } from './selection';
 import { shapeOf, siblingCount, type Shape } from './shapes';
 
@@ -22,7 +23,19 @@ export interface Proposal {
   fields: number;
   /** Numbered pages whose page argument has no default: where they start (0 or 1) is found out by reading them. */
   firstPageUnknown?: boolean;
+  /** How `stream` reads incrementally, in the schema's words (`updatedAt_Gte: $since`). */
+  said?: string;
+  /**
+   * The other ways to read it, in order of preference, each a whole stream (the last reads whole): discovery proves
+   * `stream`'s way against the tenant and falls back through these (./choose.ts). Never stored.
+   */
+  alternatives?: Array<{ stream: StreamDefinition; said?: string }>;
+  /** What discovery found of the incremental ways: the one proved, or why each was not (./choose.ts). */
+  incremental?: string;
 }
+
+/** Past the cap, how many streams are named one by one before the rest are counted. */
+const OVER_NAMED = 20;
 
 export interface CatalogProposal {
   streams: Proposal[];
@@ -68,7 +81,10 @@ interface Built {
 /** A stream's definition: its document around the selection, its paging, key and reading kind. */
 function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; reason: string } {
   const { shape, child, incremental } = b;
-  const args = [...shape.args, ...(incremental ? [incremental.arg] : [])];
+  const args = [
+    ...shape.args,
+    ...(incremental ? [incremental.arg, ...(incremental.also ?? []).map((a) => a.arg)] : []),
+  ];
   const variables = [
     ...(child ? [`$parentKey: ${String(child.lookup.arg.type)}`] : []),
     ...args.map((a) => `$${a.name}: ${String(a.type)}`),
@@ -95,6 +111,9 @@ function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; rea
             variable: incremental.arg.name,
             field: incremental.field,
             ...(incremental.kind !== 'since' ? { kind: incremental.kind, value: incremental.value } : {}),
+            ...(incremental.also?.length
+              ? { also: Object.fromEntries(incremental.also.map((a) => [a.arg.name, a.value])) }
+              : {}),
           },
         }
       : {}),
@@ -128,7 +147,11 @@ function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; rea
   };
 }
 
-export function proposeCatalog(schema: GraphQLSchema): CatalogProposal {
+export function proposeCatalog(
+  schema: GraphQLSchema,
+  options: { maxStreams?: number } = {},
+): CatalogProposal {
+  const max = options.maxStreams ?? DEFAULT_MAX_STREAMS;
   const query = schema.getQueryType();
   const out: CatalogProposal = { streams: [], skipped: [] };
   if (!query) return out;
@@ -171,29 +194,65 @@ export function proposeCatalog(schema: GraphQLSchema): CatalogProposal {
       return;
     }
     // Children are read whole each pass: their parents' passes decide what exists.
-    const incremental = child ? undefined : incrementalOf(f, shape.record, selected);
-    // A count beside the list, where the page itself has none: a full pass is held against it.
-    const sibling =
-      !child && !('total' in shape.paths)
-        ? siblingCount(query, f.name, incremental?.kind === 'filter' ? incremental.arg : undefined)
-        : undefined;
-    const withSibling: Shape = sibling
-      ? { ...shape, sibling: sibling.select, paths: { ...shape.paths, total: sibling.total } }
-      : shape;
-    const built = streamOf({
-      name,
-      field: f,
-      shape: withSibling,
-      selected,
-      key: keyOf(shape.record, schema),
-      leftOut,
-      incremental,
-      child,
+    const candidates = child ? [] : incrementalCandidates(f, shape.record, selected);
+    const key = keyOf(shape.record, schema);
+    // One whole stream per way to read it incrementally, and the last reads it whole.
+    const variants = [...candidates, undefined].flatMap((incremental) => {
+      // A count beside the list, where the page itself has none: a full pass is held against it.
+      const sibling =
+        !child && !('total' in shape.paths)
+          ? siblingCount(query, f.name, incremental?.kind === 'filter' ? incremental.arg : undefined)
+          : undefined;
+      const withSibling: Shape = sibling
+        ? { ...shape, sibling: sibling.select, paths: { ...shape.paths, total: sibling.total } }
+        : shape;
+      const built = streamOf({
+        name,
+        field: f,
+        shape: withSibling,
+        selected,
+        key,
+        leftOut,
+        incremental,
+        child,
+      });
+      return built.ok ? [{ built, said: incremental?.said }] : [];
     });
-    if (built.ok) out.streams.push(built.proposal);
-    else out.skipped.push({ field: f.name, reason: built.reason });
+    const [chosen, ...rest] = variants;
+    if (!chosen || !chosen.built.ok) {
+      const failed = streamOf({ name, field: f, shape, selected, key, leftOut, child });
+      out.skipped.push({ field: f.name, reason: failed.ok ? 'no valid stream' : failed.reason });
+      return;
+    }
+    out.streams.push({
+      ...chosen.built.proposal,
+      ...(chosen.said ? { said: chosen.said } : {}),
+      ...(rest.length
+        ? {
+            alternatives: rest.map((v) => ({
+              stream: (v.built as { proposal: Proposal }).proposal.stream,
+              said: v.said,
+            })),
+          }
+        : {}),
+    });
   };
-  for (const r of roots) build(r.f, r.shape, r.name);
-  for (const ch of children) build(ch.c.relation, ch.shape, ch.name, ch.c);
+  // Root collections first, then child streams, up to the cap; the rest named (the first of them one by one), never
+  // probed: a schema can describe tens of thousands of child streams, each read once per parent record.
+  let room = max;
+  const over: string[] = [];
+  for (const r of roots)
+    if (room-- > 0) build(r.f, r.shape, r.name);
+    else over.push(r.f.name);
+  for (const ch of children)
+    if (room-- > 0) build(ch.c.relation, ch.shape, ch.name, ch.c);
+    else over.push(`${ch.c.parent.stream}.${ch.c.relation.name} (a child stream)`);
+  const why = `past the first ${max} streams (SYNC_MAX_STREAMS): not proposed; raise it, or write the stream in SYNC_STREAMS_FILE`;
+  for (const field of over.slice(0, OVER_NAMED)) out.skipped.push({ field, reason: why });
+  if (over.length > OVER_NAMED)
+    out.skipped.push({
+      field: `${over.length - OVER_NAMED} more`,
+      reason: `${why} (${over.slice(OVER_NAMED, OVER_NAMED + 5).join(', ')}, …)`,
+    });
   return out;
 }

@@ -6,7 +6,8 @@ import { keyPaths, parseStreams, readStreamsFile, selectStreams, type StreamDefi
 import { proposeCatalog, type Proposal } from './discover';
 import { driftOf, invalidTouched, propagate, type Drift } from './drift';
 import { introspect, schemaProblems, type SchemaProblem } from './introspect';
-import { firstPageOf, probeStream } from './probe';
+import { chooseIncremental } from './choose';
+import { probeStream, withFirstPage } from './probe';
 import { getPath } from '../streams/paths';
 
 /** Where the catalog is kept between runs (shared/state/catalog-store.ts: beside the sync's state, for every feature). */
@@ -34,10 +35,10 @@ export interface Discovery {
 /** Introspection, proposals, and a one-page probe of each (fields the credential may not read are left out). */
 export async function discover(
   graphql: TenantGraphqlClient,
-  options: { abortSignal?: AbortSignal } = {},
+  options: { abortSignal?: AbortSignal; maxStreams?: number } = {},
 ): Promise<Discovery> {
   const schema = await introspect(graphql, options);
-  const proposal = proposeCatalog(schema);
+  const proposal = proposeCatalog(schema, { maxStreams: options.maxStreams });
   const streams: Proposal[] = [];
   const unreadable: Discovery['unreadable'] = [];
   const invalid = schemaProblems(schema);
@@ -50,10 +51,7 @@ export async function discover(
       unreadable.push({ stream: p.stream.name, reason: invalidMessage(touched) });
       continue;
     }
-    if (p.firstPageUnknown && p.stream.pagination === 'page') {
-      const firstPage = await firstPageOf(graphql, p.stream, options);
-      p.stream = { ...p.stream, paths: { ...p.stream.paths, firstPage } };
-    }
+    if (p.firstPageUnknown) p.stream = await withFirstPage(graphql, p.stream, options);
     const parent = p.stream.parent;
     if (parent && !firstKeys.has(parent.stream)) {
       streams.push(p); // no parent record to read it for: taken as proposed
@@ -70,17 +68,23 @@ export async function discover(
     }
     if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
     else
-      streams.push({
-        ...p,
-        stream: probed.leftOut.length
-          ? {
-              ...probed.stream,
-              exclude: [...(probed.stream.exclude ?? []), ...probed.leftOut.map((l) => l.field)],
-            }
-          : probed.stream,
-        leftOut: [...probed.leftOut, ...p.leftOut],
-        fields: p.fields - probed.leftOut.length,
-      });
+      streams.push(
+        await chooseIncremental(
+          graphql,
+          {
+            ...p,
+            stream: probed.leftOut.length
+              ? {
+                  ...probed.stream,
+                  exclude: [...(probed.stream.exclude ?? []), ...probed.leftOut.map((l) => l.field)],
+                }
+              : probed.stream,
+            leftOut: [...probed.leftOut, ...p.leftOut],
+            fields: p.fields - probed.leftOut.length,
+          },
+          options,
+        ),
+      );
   }
   return { streams, skipped: proposal.skipped, unreadable, invalid, schema };
 }
@@ -124,9 +128,43 @@ export interface CatalogContext {
   /** Where `select` came from, as an unknown name's error says: SYNC_STREAMS by default. */
   selectFrom?: string;
   schemaChanges?: 'report' | 'propagate';
+  /** SYNC_MAX_STREAMS. */
+  maxStreams?: number;
   now: () => number;
   logger?: Logger;
   abortSignal?: AbortSignal;
+}
+
+/**
+ * Pages whose start discovery could not tell (their collection was empty then): asked again before any read, and
+ * decided — in the stored catalog too — once records show where they start.
+ */
+async function decideFirstPages(
+  ctx: CatalogContext,
+  streams: StreamDefinition[],
+  store: boolean,
+): Promise<StreamDefinition[]> {
+  if (!streams.some((s) => s.pagination === 'page' && s.paths.firstPageUnknown)) return streams;
+  let decided = 0;
+  const out: StreamDefinition[] = [];
+  for (const s of streams) {
+    if (s.pagination !== 'page' || !s.paths.firstPageUnknown) {
+      out.push(s);
+      continue;
+    }
+    const next = await withFirstPage(ctx.graphql, s, { abortSignal: ctx.abortSignal });
+    if (next.pagination === 'page' && !next.paths.firstPageUnknown) {
+      decided++;
+      (ctx.logger ?? silentLogger).log('info', 'first page decided', {
+        stream: s.name,
+        count: next.paths.firstPage,
+      });
+    }
+    out.push(next);
+  }
+  if (decided && store)
+    await ctx.state.writeCatalog(ctx.tenant, catalogJson(out, new Date(ctx.now()).toISOString()));
+  return out;
 }
 
 /** The catalog's streams, without looking at drift: the file's, the stored one, or discovered (and stored) now. */
@@ -135,10 +173,11 @@ export async function catalogStreams(ctx: CatalogContext): Promise<{
   source: 'file' | 'stored' | 'discovered';
   schema?: GraphQLSchema;
 }> {
-  if (ctx.streamsFile) return { streams: readStreamsFile(ctx.streamsFile), source: 'file' };
+  if (ctx.streamsFile)
+    return { streams: await decideFirstPages(ctx, readStreamsFile(ctx.streamsFile), false), source: 'file' };
   try {
     const stored = await storedCatalog(ctx.state, ctx.tenant);
-    if (stored) return { streams: stored.streams, source: 'stored' };
+    if (stored) return { streams: await decideFirstPages(ctx, stored.streams, true), source: 'stored' };
   } catch (err) {
     // A stored catalog that no longer parses is discovered again rather than failing every run from now on.
     (ctx.logger ?? silentLogger).log('warn', 'stored catalog unreadable; discovering again', {
@@ -146,7 +185,7 @@ export async function catalogStreams(ctx: CatalogContext): Promise<{
       reason: bounded((err as Error).message, 200),
     });
   }
-  const found = await discover(ctx.graphql, { abortSignal: ctx.abortSignal });
+  const found = await discover(ctx.graphql, { abortSignal: ctx.abortSignal, maxStreams: ctx.maxStreams });
   if (!found.streams.length)
     throw new IntegrationError(
       'catalog_invalid',

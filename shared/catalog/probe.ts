@@ -80,15 +80,16 @@ export async function probeStream(
 
 /**
  * Where numbered pages start, for a page argument without a default: pages 0 and 1 read (two records each) and
- * compared — records on page 0 that page 1 does not hold mean pages count from 0 (a server that counts from 1 answers
- * page 0 as page 1, or with nothing, or refuses it). Read as 1 where it counts from 0, the first page is never read,
- * without a word.
+ * compared — records on page 0 that page 1 does not hold mean pages count from 0; records on page 1 and none new on
+ * page 0 mean from 1 (a server that counts from 1 answers page 0 as page 1, or with nothing, or refuses it). Both
+ * empty — a collection with no records yet — decides nothing: read as 1 where it counts from 0, the first page would
+ * never be read, without a word, once records came.
  */
 export async function firstPageOf(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
   options: { abortSignal?: AbortSignal } = {},
-): Promise<0 | 1> {
+): Promise<0 | 1 | undefined> {
   if (stream.pagination !== 'page') return 1;
   const p = stream.paths;
   const records = async (page: number) => {
@@ -105,5 +106,20 @@ export async function firstPageOf(
     }
   };
   const [zero, one] = [await records(0), await records(1)];
-  return zero.some((r) => !one.includes(r)) ? 0 : 1;
+  if (zero.some((r) => !one.includes(r))) return 0;
+  return one.length ? 1 : undefined;
+}
+
+/** A page stream with where its pages start decided (`firstPage`), or still unknown (`firstPageUnknown`). */
+export async function withFirstPage(
+  graphql: TenantGraphqlClient,
+  stream: StreamDefinition,
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<StreamDefinition> {
+  if (stream.pagination !== 'page') return stream;
+  const firstPage = await firstPageOf(graphql, stream, options);
+  const { firstPageUnknown: _, ...paths } = stream.paths;
+  return firstPage === undefined
+    ? { ...stream, paths: { ...paths, firstPage: 1, firstPageUnknown: true } }
+    : { ...stream, paths: { ...paths, firstPage } };
 }

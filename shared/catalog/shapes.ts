@@ -28,6 +28,7 @@ const LIST_FIELDS = ['items', 'results', 'data', 'records', 'nodes', 'entries', 
 const TOTALS = ['total', 'totalCount', 'count', 'totalItems', 'totalResults', 'totalRecords'];
 const TOTAL_PAGES = ['totalPages', 'pageCount', 'pages', 'lastPage'];
 const HAS_MORE = ['hasNextPage', 'hasMore', 'hasNext', 'more'];
+const TOKENS = ['nextToken', 'next_token', 'nextPageToken', 'pageToken'];
 /** Fields a page object may have beside its list. */
 const WRAPPER_FIELDS = new Set([
   ...TOTALS,
@@ -39,6 +40,7 @@ const WRAPPER_FIELDS = new Set([
   'pageInfo',
   'cursor',
   'nextCursor',
+  ...TOKENS,
 ]);
 
 const intArg = (f: Field, names: string[]): GraphQLArgument | undefined =>
@@ -53,6 +55,7 @@ const fieldOf = (t: GraphQLObjectType, names: string[], test: (f: Field) => bool
   names.map((n) => t.getFields()[n]).find((f) => f && test(f));
 
 const isInt = (f: Field) => getNamedType(f.type).name === 'Int' && !isListType(unwrap(f.type));
+const isString = (f: Field) => getNamedType(f.type).name === 'String' && !isListType(unwrap(f.type));
 const isBool = (f: Field) => getNamedType(f.type).name === 'Boolean' && !isListType(unwrap(f.type));
 const listOfObjects = (f: Field) => {
   const t = unwrap(f.type);
@@ -182,6 +185,33 @@ export function shapeOf(f: Field): Shape | string {
   if (info?.getFields().hasNextPage)
     return 'a connection without first/after arguments to page it: write it in SYNC_STREAMS_FILE';
 
+  // A token to the next page (AppSync, Amplify): `items` and `nextToken`, asked with `limit` and `nextToken`.
+  const tokenField = fieldOf(t, TOKENS, isString);
+  const tokenArg =
+    tokenField &&
+    TOKENS.map((n) => f.args.find((a) => a.name === n && getNamedType(a.type).name === 'String')).find(
+      Boolean,
+    );
+  const tokenLimit = tokenArg && intArg(f, LIMIT_ARGS);
+  const tokenList =
+    tokenField &&
+    (fieldOf(t, LIST_FIELDS, (x) => Boolean(listOfObjects(x))) ??
+      Object.values(t.getFields()).find((x) => listOfObjects(x)));
+  if (tokenField && tokenArg && tokenLimit && tokenList)
+    return {
+      pagination: 'token',
+      around: `${tokenList.name} { %RECORD% } ${tokenField.name}`,
+      paths: {
+        records: `${name}.${tokenList.name}`,
+        limitVariable: tokenLimit.name,
+        tokenVariable: tokenArg.name,
+        nextToken: `${name}.${tokenField.name}`,
+      },
+      record: listOfObjects(tokenList) as GraphQLObjectType,
+      args: [tokenLimit, tokenArg],
+      pageSize: pageSizeOf(tokenLimit),
+    };
+
   // An object around a list: numbered pages or offsets, perhaps with a total.
   // A list under another name counts only when the object looks like a page (paging arguments, a total or a
   // has-more flag): an object that merely holds a list (an organisation and its members) is a single object.
@@ -248,6 +278,7 @@ const PAGING_ARGS = new Set([
   'after',
   'before',
   'cursor',
+  ...TOKENS,
 ]);
 
 /**

@@ -51,7 +51,10 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
         },
       ];
     const { discover } = await import('../catalog');
-    const found = await discover(ctx.access.graphql, { abortSignal: signal });
+    const found = await discover(ctx.access.graphql, {
+      abortSignal: signal,
+      maxStreams: settings.maxStreams,
+    });
     const streams = found.streams.map((p) => p.stream);
     const clashing = await refusedNames(ctx, streams);
     return [

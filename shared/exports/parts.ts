@@ -61,6 +61,7 @@ export function exportParts(
       state: options.catalog,
       tenant: access.tenant.name,
       streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
+      maxStreams: partOf(config, CATALOG_SETTINGS).maxStreams,
       now: () => options.clock.now(),
       logger: options.logger,
     }).then((c) => c.streams),

@@ -174,6 +174,28 @@ export async function* paginate(
       }
       break;
     }
+    case 'token': {
+      const p = stream.paths;
+      const seen = new Set<string>();
+      let token = options.startCursor ?? null;
+      if (token) seen.add(token);
+      for (let number = 1; number <= maxPages; number++) {
+        const data = await sized((n) => ({ [p.limitVariable]: n, [p.tokenVariable]: token }));
+        const records = listOf(data, number);
+        const next = getPath(data, p.nextToken);
+        if (next !== null && next !== undefined && typeof next !== 'string')
+          throw malformed(`page ${number}: ${p.nextToken} is not a string`);
+        if (next) {
+          if (seen.has(next)) throw malformed(`page ${number}: token repeated; the server is looping`);
+          seen.add(next);
+        }
+        // An empty or short page with a token is not the end (a filtered scan answers them): only no token is.
+        yield { number, records, endCursor: next || token, hasNextPage: Boolean(next), pageSize: size };
+        if (!next) return;
+        token = next;
+      }
+      break;
+    }
     case 'page': {
       const p = stream.paths;
       let page = options.startCursor ? Number(options.startCursor) : p.firstPage;

@@ -100,7 +100,7 @@ interface StreamShape {
   pagination: string;
   paths: Record<string, unknown>;
   idPath: string | string[];
-  incremental?: { variable: string; field: string };
+  incremental?: { variable: string; field: string; also?: Record<string, unknown> };
   parent?: { variable: string; as: string };
 }
 
@@ -123,6 +123,7 @@ export function documentProblems(s: StreamShape): Array<{ path: string[]; messag
     cursor: ['pageSizeVariable', 'cursorVariable', 'totalVariable'],
     offset: ['limitVariable', 'offsetVariable'],
     page: ['pageVariable', 'perPageVariable'],
+    token: ['limitVariable', 'tokenVariable'],
     none: [],
   };
   for (const field of variables[s.pagination] ?? []) declared(field, s.paths[field]);
@@ -131,6 +132,12 @@ export function documentProblems(s: StreamShape): Array<{ path: string[]; messag
       path: ['incremental', 'variable'],
       message: `$${s.incremental.variable} is not declared by the document`,
     });
+  for (const name of Object.keys(s.incremental?.also ?? {}))
+    if (!doc.variables.has(name))
+      problems.push({
+        path: ['incremental', 'also', name],
+        message: `$${name} is not declared by the document`,
+      });
   if (s.parent && !doc.variables.has(s.parent.variable))
     problems.push({
       path: ['parent', 'variable'],

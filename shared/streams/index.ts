@@ -50,16 +50,36 @@ const pagePaths = z
     perPageVariable: variable.default('perPage'),
     /** The first page's number. */
     firstPage: z.union([z.literal(0), z.literal(1)]).default(1),
+    /**
+     * Not known yet: pages 0 and 1 were both empty when discovery asked (a new tenant's empty collection). Each run
+     * asks again before it reads, until records show where pages start (shared/catalog/probe.ts).
+     */
+    firstPageUnknown: z.literal(true).optional(),
     total: path.optional(),
     totalPages: path.optional(),
     hasNextPage: path.optional(),
   })
   .strict();
 
+/**
+ * A token to the next page around a list (AWS AppSync and Amplify: `limit`, `nextToken`, records in `items`). Only the
+ * token says where the list ends: a filtered list may answer short or empty pages before it.
+ */
+const tokenPaths = z
+  .object({
+    records: path,
+    node: z.string().default(''),
+    limitVariable: variable.default('limit'),
+    tokenVariable: variable.default('nextToken'),
+    /** Where the answer holds the next page's token (null at the end). */
+    nextToken: path,
+  })
+  .strict();
+
 /** One answer holds every record: no paging. */
 const nonePaths = z.object({ records: path, node: z.string().default(''), total: path.optional() }).strict();
 
-export const PAGINATION_KINDS = ['cursor', 'offset', 'page', 'none'] as const;
+export const PAGINATION_KINDS = ['cursor', 'offset', 'page', 'token', 'none'] as const;
 export type PaginationKind = (typeof PAGINATION_KINDS)[number];
 
 const common = {
@@ -78,8 +98,8 @@ const common = {
    * that holds when each record last changed, and `variable` what the document reads the pass's start from, by
    * `kind`:
    * - `since` (the default): an argument that takes the "changed since" time (`updatedSince: $updatedSince`);
-   * - `filter`: a filter input (`where: $where`), given `value` with the string "$since" replaced by the time
-   *   (`{"updated_at": {"_gt": "$since"}}`, `{"updatedAt": {"greaterThan": "$since"}}`, `{"updated_at_gt": "$since"}`);
+   * - `filter`: a filter input (`where: $where`), given `value` with "$since" replaced by the time wherever it
+   *   stands (`{"updated_at": {"_gt": "$since"}}`, `{"updated_at_gt": "$since"}`, a search `"updated_at:>='$since'"`);
    * - `order`: an ordering, given `value` (`["UPDATED_AT_DESC"]`): the pass reads newest first and stops at the
    *   last pass's mark, and checks the order as it reads.
    * A full pass passes nothing: the server's own order and no filter.
@@ -90,6 +110,8 @@ const common = {
       field: path,
       kind: z.enum(['since', 'filter', 'order']).optional(),
       value: z.unknown().optional(),
+      /** Variables passed beside it on an incremental pass only (a sort key's `{"reverse": true}`). */
+      also: z.record(variable, z.unknown()).optional(),
     })
     .strict()
     .refine((i) => (i.kind === 'filter' || i.kind === 'order') === (i.value !== undefined), {
@@ -123,6 +145,7 @@ const definition = z.discriminatedUnion(
     z.object({ ...common, pagination: z.literal('cursor'), paths: cursorPaths }).strict(),
     z.object({ ...common, pagination: z.literal('offset'), paths: offsetPaths }).strict(),
     z.object({ ...common, pagination: z.literal('page'), paths: pagePaths }).strict(),
+    z.object({ ...common, pagination: z.literal('token'), paths: tokenPaths }).strict(),
     z.object({ ...common, pagination: z.literal('none'), paths: nonePaths }).strict(),
   ],
   { error: `must be one of ${PAGINATION_KINDS.join(', ')}` },

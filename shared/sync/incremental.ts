@@ -1,28 +1,7 @@
 import { UpstreamError } from '../errors';
-import type { StreamDefinition } from '../streams';
 import { pathGetter } from '../streams/paths';
 
-/**
- * What an incremental pass passes the document (docs/sync.md, "Incremental passes"), by the stream's kind: the time
- * itself (`since`), a filter with "$since" replaced by it (`filter`), or the newest-first ordering (`order`).
- */
-export function incrementalVariables(
-  incremental: NonNullable<StreamDefinition['incremental']>,
-  since: string,
-): Record<string, unknown> {
-  const kind = incremental.kind ?? 'since';
-  if (kind === 'since') return { [incremental.variable]: since };
-  if (kind === 'order') return { [incremental.variable]: incremental.value };
-  const fill = (v: unknown): unknown =>
-    v === '$since'
-      ? since
-      : Array.isArray(v)
-        ? v.map(fill)
-        : v && typeof v === 'object'
-          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]))
-          : v;
-  return { [incremental.variable]: fill(incremental.value) };
-}
+export { incrementalVariables } from '../streams/incremental';
 
 /**
  * An incremental pass that reads newest first (`kind: order`): it stops after the page where the records reach the

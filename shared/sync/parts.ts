@@ -43,6 +43,7 @@ export function syncParts(
         streamsFile: catalog.streamsFile,
         select: catalog.streams,
         schemaChanges: catalog.schemaChanges,
+        maxStreams: catalog.maxStreams,
         now: () => (options.clock ?? systemClock).now(),
         logger: options.logger,
       }),

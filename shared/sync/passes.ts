@@ -73,7 +73,8 @@ export function unseenFor(
   listing: { repeated: number; total?: { min: number; max: number }; read: number },
 ): Unseen {
   if (pass === 'incremental') return 'keep';
-  if (stream.pagination === 'cursor' || stream.pagination === 'none') return 'delete';
+  // A cursor or token listing gives each record once (a token is the next key of the server's own scan).
+  if (['cursor', 'token', 'none'].includes(stream.pagination)) return 'delete';
   if (listing.repeated > 0) return 'keep';
   if (!listing.total) return 'confirm';
   return listing.total.min === listing.total.max && listing.total.max === listing.read ? 'delete' : 'keep';

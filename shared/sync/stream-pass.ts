@@ -150,7 +150,7 @@ export async function openPass(
       idPath: stream.idPath,
       repeats: stream.pagination === 'offset' || stream.pagination === 'page',
       // A full listing that gives each record once: a key met twice is two records under one key.
-      uniqueKeys: chosen.pass === 'full' && (stream.pagination === 'cursor' || stream.pagination === 'none'),
+      uniqueKeys: chosen.pass === 'full' && ['cursor', 'token', 'none'].includes(stream.pagination),
       highWaterField: stream.incremental?.field,
     },
   );

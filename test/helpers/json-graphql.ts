@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GraphQLSchema } from 'graphql';
 import { createYoga } from 'graphql-yoga';
@@ -38,11 +38,25 @@ export async function startJsonGraphqlTenant(data: JsonData = jsonTenantData()) 
   const { jsonSchemaBuilder } = require('json-graphql-server/node') as {
     jsonSchemaBuilder: (d: JsonData) => GraphQLSchema;
   };
+  return { ...(await serveBehindSandbox(jsonSchemaBuilder(data))), data };
+}
+
+/**
+ * A GraphQL schema served by graphql-yoga — or any handler, a proxy to another server — on loopback behind the
+ * sandbox's identity provider (a bearer token the sandbox issued, checked against its keys): a server of another
+ * shape that the app signs in to as to any tenant.
+ */
+export async function serveBehindSandbox(
+  target: GraphQLSchema | ((req: IncomingMessage, res: ServerResponse) => unknown),
+) {
   const sb = await sandboxFixture({ records: 0 });
   const issuer = `${sb.authUrl}/realms/${sb.tenant}`;
   const jwks = createRemoteJWKSet(new URL(`${issuer}/protocol/openid-connect/certs`));
   const stats = { requests: 0, refused: 0 };
-  const yoga = createYoga({ schema: jsonSchemaBuilder(data), logging: false, graphqlEndpoint: '/graphql' });
+  const handle =
+    typeof target === 'function'
+      ? target
+      : createYoga({ schema: target, logging: false, graphqlEndpoint: '/graphql' });
   const server: Server = createServer(async (req, res) => {
     const auth = req.headers.authorization ?? '';
     try {
@@ -57,13 +71,12 @@ export async function startJsonGraphqlTenant(data: JsonData = jsonTenantData()) 
       return res.end(JSON.stringify({ errors: [{ message: 'a valid bearer token is required' }] }));
     }
     stats.requests++;
-    return yoga(req, res);
+    return handle(req, res);
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     sb,
-    data,
     baseUrl,
     stats,
     settings: { ...sb.settings, TENANT_BASE_URL: baseUrl },

@@ -58,7 +58,7 @@ describe('discover against a schema we did not design for', () => {
     expect(words).toContain('Discovered 6 streams');
     expect(words).toMatch(/controlList\n\s+paging:\s+cursor \(nodes, first\/after\)/);
     expect(words).toMatch(/evidenceItems\n\s+paging:\s+offset \(limit\/offset, no total\)/);
-    expect(words).toMatch(/staff\n\s+paging:\s+numbered pages \(page\/perPage, with a total\)/);
+    expect(words).toMatch(/staff\n\s+paging:\s+numbered pages \(page\/perPage, with a total; from 1\)/);
     expect(words).toMatch(/metrics\n\s+paging:\s+one answer, no paging/);
     expect(words).toMatch(/reportFeed\n\s+paging:\s+offset \(first\/skip, with a total\)/);
     expect(words).toMatch(/accounts\n\s+paging:\s+cursor \(edges, first\/after\)/);
