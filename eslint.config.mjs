@@ -92,6 +92,7 @@ export default tseslint.config(
       '.ci/node/',
       '.ci/venv/',
       '.ci/spark-venv/',
+      '.ci/graphene-venv/',
       '.ci/go/',
       '.deploy/',
     ],

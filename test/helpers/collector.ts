@@ -32,7 +32,8 @@ export function collectorBinary(): string {
   return COLLECTOR;
 }
 
-const freePort = () =>
+/** A port free on loopback now (the tests' servers each take one). */
+export const freePort = () =>
   new Promise<number>((done, fail) => {
     const server = createServer();
     server.once('error', fail);
