@@ -14,16 +14,20 @@ import type { LeftOut } from './selection';
  */
 export const PROBE_ROUNDS = 10;
 
-/** The probe runs under its own operation name, so the tenant's logs and our traces tell it from a run's pages. */
-const asProbe = (document: string) =>
+/**
+ * Discovery's reads run under their own operation names (`Probe_…`, `Prove_…`), so the tenant's logs, its rate
+ * limits by operation and our traces tell them from a run's pages (`Sync_…`).
+ */
+export const renamedFor = (purpose: 'Probe' | 'Prove', document: string) =>
   print(
     visit(parse(document), {
       [Kind.OPERATION_DEFINITION]: (op) => ({
         ...op,
-        name: { kind: Kind.NAME, value: `Probe_${(op.name?.value ?? 'stream').replace(/^Sync_/, '')}` },
+        name: { kind: Kind.NAME, value: `${purpose}_${(op.name?.value ?? 'stream').replace(/^Sync_/, '')}` },
       }),
     }),
   );
+const asProbe = (document: string) => renamedFor('Probe', document);
 
 export async function probeStream(
   graphql: TenantGraphqlClient,

@@ -4,6 +4,7 @@ import { paginate } from '../graphql/pager';
 import type { StreamDefinition } from '../streams';
 import { incrementalVariables } from '../streams/incremental';
 import { pathGetter } from '../streams/paths';
+import { renamedFor } from './probe';
 
 /**
  * A way to read a collection incrementally, held to its word before discovery chooses it (./incremental.ts finds the
@@ -27,11 +28,15 @@ async function firstPage(
   stream: StreamDefinition,
   options: { abortSignal?: AbortSignal; variables?: Record<string, unknown> },
 ): Promise<unknown[]> {
-  const pages = paginate(graphql, stream, {
-    pageSize: Math.min(PROOF_PAGE, stream.pageSize),
-    abortSignal: options.abortSignal,
-    variables: options.variables,
-  });
+  const pages = paginate(
+    graphql,
+    { ...stream, document: renamedFor('Prove', stream.document) },
+    {
+      pageSize: Math.min(PROOF_PAGE, stream.pageSize),
+      abortSignal: options.abortSignal,
+      variables: options.variables,
+    },
+  );
   try {
     const page = await pages.next();
     return page.done ? [] : page.value.records;

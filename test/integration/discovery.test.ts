@@ -87,8 +87,18 @@ describe('discover against a schema we did not design for', () => {
     // Nested lists of objects are read (roles), to the documented depth.
     expect(accounts.document).toMatch(/roles\s*\{[^}]*scopes/);
 
+    const ops = async () => (await t.sb.hook('stats')).body.graphql.byOperation as Record<string, number>;
+    const before = await ops();
     const json = await runCli(['discover', '--json'], { env: env() });
     expect(json.code).toBe(0);
+    // Discovery reads under its own names (probes, proofs), never a run's: the tenant's logs and limits tell them apart.
+    const read = Object.entries(await ops())
+      .filter(([op, n]) => n > (before[op] ?? 0))
+      .map(([op]) => op);
+    expect(read.filter((op) => op.startsWith('Sync_'))).toEqual([]);
+    expect(read).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^Probe_/), expect.stringMatching(/^Prove_/)]),
+    );
     const parsed = JSON.parse(json.stdout) as { streams: Array<{ name: string }>; proposals: unknown[] };
     expect(parsed.streams.map((p) => p.name)).toEqual(STREAMS);
     expect(parsed.proposals).toContainEqual(

@@ -121,9 +121,9 @@ describe('OpenTelemetry traces and logs on a real collector', () => {
     expect(graphql.length).toBeGreaterThanOrEqual(pages.length);
     for (const g of graphql) {
       expect(g.kind).toBe(3); // client
-      // Pages, plus the schema read that checks the catalog before the run (and the first run's probes).
+      // Pages, plus the schema read that checks the catalog before the run (and the first run's probes and proofs).
       expect(g.attributes).toMatchObject({
-        operation: expect.stringMatching(/^(Sync_|Probe_|TenantSchema$)/),
+        operation: expect.stringMatching(/^(Sync_|Probe_|Prove_|TenantSchema$)/),
         status: 200,
       });
     }
