@@ -18,7 +18,7 @@ const FEATURES = readdirSync(SHARED, { withFileTypes: true })
 const FLOORS = [
   ['errors', 'log', 'clock', 'ncrontab', 'node-flags', 'check', 'ids'],
   ['config', 'changes', 'streams', 'cache'],
-  ['formats', 'telemetry'],
+  ['formats', 'telemetry', 'personal'],
   ['net'],
   ['durable', 'secrets', 'graphql'],
   ['state', 'catalog', 'webhooks'],
@@ -40,6 +40,7 @@ const FOLDERS = new Set([
   'net',
   'secrets',
   'graphql',
+  'personal',
   'state',
   'catalog',
   'webhooks',

@@ -52,6 +52,9 @@ class CountingSink implements ChangeSink {
   async endStream() {}
   async finish() {}
   async close() {}
+  async erase() {
+    return { erased: [] };
+  }
   names() {
     return [];
   }

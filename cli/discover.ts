@@ -36,7 +36,9 @@ const incrementally = (i: NonNullable<StreamDefinition['incremental']>): string 
       ? `records whose ${i.field} is at or after the last pass's mark ($${i.variable}: ${JSON.stringify(i.value)})`
       : `$${i.variable} against ${i.field}`;
 
-function describeProposal(p: Proposal): string {
+const POLICY_WORDS = { hash: 'hashed', drop: 'dropped', keep: 'kept as sent' } as const;
+
+function describeProposal(p: Proposal, chosen: keyof typeof POLICY_WORDS): string {
   const s = p.stream;
   const lines = [
     `  ${s.name}`,
@@ -51,6 +53,10 @@ function describeProposal(p: Proposal): string {
   ];
   if (p.incremental) lines.push(`    incremental: ${p.incremental}`);
   for (const l of p.leftOut) lines.push(`    left out: ${l.field} — ${l.reason}`);
+  if (p.personal?.length)
+    lines.push(
+      `    personal: ${p.personal.map((f) => `${f.field} (${f.kind})`).join(', ')} — ${POLICY_WORDS[chosen]} (SYNC_PERSONAL_DATA=${chosen}; per field in the streams file's "personal")`,
+    );
   return lines.join('\n');
 }
 
@@ -96,7 +102,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
       streams = found.streams.map((p) => p.stream);
       if (!values.json) {
         process.stderr.write(
-          `Discovered ${streams.length} stream${streams.length === 1 ? '' : 's'} in ${config.tenant.name}'s schema:\n${found.streams.map(describeProposal).join('\n')}\n`,
+          `Discovered ${streams.length} stream${streams.length === 1 ? '' : 's'} in ${config.tenant.name}'s schema:\n${found.streams.map((p) => describeProposal(p, partOf(config, CATALOG_SETTINGS).personal.chosen)).join('\n')}\n`,
         );
         for (const u of found.unreadable)
           process.stderr.write(`  ${u.stream}: proposed, but it cannot be read — ${u.reason}\n`);
@@ -141,6 +147,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
                   key: p.key,
                   fields: p.fields,
                   leftOut: p.leftOut,
+                  ...(p.personal ? { personal: p.personal } : {}),
                   ...(p.incremental ? { incremental: p.incremental } : {}),
                 })),
                 unreadable: found.unreadable,

@@ -1,4 +1,6 @@
 import { createWriteStream } from 'node:fs';
+import { hashes } from '../shared/personal/policy';
+import { hashKeyOf } from '../shared/secrets';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createAccessLayer } from '../shared/access';
@@ -43,6 +45,7 @@ export async function exportCommand(args: string[]): Promise<number> {
       tenant: config.tenant.name,
       streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
       maxStreams: partOf(config, CATALOG_SETTINGS).maxStreams,
+      personal: partOf(config, CATALOG_SETTINGS).personal.chosen,
       now: Date.now,
     });
     let streams;
@@ -57,6 +60,10 @@ export async function exportCommand(args: string[]): Promise<number> {
     const dir = resolve(values.out);
     await mkdir(dir, { recursive: true });
     const files: Array<ExportFile & { file: string }> = [];
+    const hashKey = hashKeyOf(
+      access.sessionSecrets,
+      partOf(config, CATALOG_SETTINGS).personal.hashSecretName,
+    );
     for (const stream of streams) {
       const file = `${stream.name}.${extensionOf(format, Boolean(values.gzip))}`;
       const partial = join(dir, `.${file}.partial`);
@@ -64,6 +71,7 @@ export async function exportCommand(args: string[]): Promise<number> {
         const result = await writeExportStream(access.graphql, stream, createWriteStream(partial), {
           format,
           gzip: values.gzip,
+          hasher: hashes(stream) ? await hashKey() : undefined,
         });
         await rename(partial, join(dir, file));
         files.push({ ...result, file });

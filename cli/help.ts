@@ -98,6 +98,23 @@ export const SYNC_HELP: CommandHelp = {
   notes: 'Exit codes: 0 every stream synced, 1 the run is incomplete, 2 usage or set-up problem.',
 };
 
+export const ERASE_HELP: CommandHelp = {
+  usage: 'erase --stream S --key K [--sink blob|postgres|delta[:PATH]|dir:PATH[,…]] [--by NAME] [--json]',
+  summary:
+    'Removes one record from the sinks named: its current row and every change of it, in every run they\n' +
+    'keep (docs/personal-data.md). A run in the history: who, when, which key, where; never a value.',
+  options: [
+    ['--stream S', 'the stream the record is in'],
+    ['--key K', "the record's key as the changes carry it (`id`; a composite key is its JSON array)"],
+    ['--sink SPEC', 'the sinks to erase it from, as `sync --sink` (default dir:.local/sync-out)'],
+    ['--by NAME', 'who asked for it, for the record (default the user running the command)'],
+    ['--json', 'print the erasure record on stdout'],
+  ],
+  notes:
+    'Exit codes: 0 erased wherever the record was kept, 1 a sink sent it where the app cannot reach (a webhook\n' +
+    'receiver: erase it there), 2 usage or set-up problem.',
+};
+
 export const EXPORT_HELP: CommandHelp = {
   usage: 'export [--streams a,b] [--format ndjson|csv|json|parquet] [--gzip] --out DIR',
   summary:

@@ -8,6 +8,7 @@ import type { ChangeSink } from '../shared/sinks/types';
 import { SYNC_CONCURRENCY } from '../shared/sync/parts';
 import { CATALOG_SETTINGS } from '../shared/catalog/settings';
 import { partOf } from '../shared/config';
+import { hashKeyOf } from '../shared/secrets';
 import { FileCatalogStore } from '../shared/state/catalog-store';
 import { localStateFolder } from '../shared/state/local';
 import { FileSyncStateStore } from '../shared/sync/file-state';
@@ -61,6 +62,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       selectFrom: values.streams ? '--streams' : 'SYNC_STREAMS',
       schemaChanges: catalogSettings.schemaChanges,
       maxStreams: catalogSettings.maxStreams,
+      personal: catalogSettings.personal.chosen,
       now: Date.now,
     }).catch((err: unknown) => {
       if (values.streams && err instanceof ConfigError) throw new UsageError(err.problems.join('; '));
@@ -82,6 +84,7 @@ export async function syncCommand(args: string[]): Promise<number> {
       full: values.full,
       fullPass: values['full-pass'],
       passes: partOf(config, SYNC_SETTINGS).passes,
+      hashKey: hashKeyOf(access.sessionSecrets, catalogSettings.personal.hashSecretName),
       concurrency: SYNC_CONCURRENCY,
       onPage: progress && ((stream, counts, expected) => progress.update(stream, counts, expected)),
     });

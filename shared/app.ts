@@ -5,6 +5,7 @@ import type { AppConfig } from './config';
 import { appRoot } from './config/app-root';
 import { DEVICE_LOGIN_FEATURE } from './device-login/feature';
 import { registerErrors } from './errors';
+import { ERASURE_FEATURE } from './erasure/feature';
 import { EXPORT_FEATURE } from './exports/feature';
 import type { DoctorCheck, FeatureModule, Host, Part, RouteSample } from './feature';
 import { IMPORT_FEATURE } from './imports/feature';
@@ -29,6 +30,7 @@ export const FEATURES: readonly FeatureModule[] = [
   IMPORT_FEATURE,
   DEVICE_LOGIN_FEATURE,
   ADMIN_FEATURE,
+  ERASURE_FEATURE,
 ];
 
 // The features' error codes, registered as the app is composed: every code a run, a route or a summary carries has

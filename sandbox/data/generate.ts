@@ -124,9 +124,13 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
     };
   };
   const id = recordId(kind, index);
+  // One person is one person everywhere: a control's owner is the user its id names, an employee the user of the
+  // same number (as first created) — so personal data hashed alike can be joined across streams.
+  const user = (i: number) => generate(seed, 'users', i, 0) as unknown as { name: string; email: string };
+  const owner = (i: number) => ({ id: recordId('users', i), name: user(i).name, email: user(i).email });
   switch (kind) {
     case 'controls': {
-      const owner = person();
+      person(); // drawn as before, so every other field keeps its value
       const n = index + 1;
       return {
         id,
@@ -135,7 +139,7 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
         description: `Measures for ${pick(CONTROL_TOPICS).toLowerCase()} (revision ${version + 1}).`,
         framework: pick(FRAMEWORKS),
         status: pick(CONTROL_STATUS),
-        owner: { id: recordId('users', int(0, 999)), name: owner.name, email: owner.email },
+        owner: owner(int(0, 999)),
         tags: [pick(DEPARTMENTS).toLowerCase(), pick(['core', 'annual', 'quarterly'])],
         updatedAt: stamp(),
       };
@@ -154,13 +158,15 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
       };
     }
     case 'personnel': {
-      const p = person();
+      person(); // drawn as before, so every other field keeps its value
+      const u = user(index);
+      const space = u.name.indexOf(' ');
       return {
         id,
         employeeNumber: `E${String(index + 1).padStart(6, '0')}`,
-        firstName: p.first,
-        lastName: p.last,
-        email: p.email,
+        firstName: u.name.slice(0, space),
+        lastName: u.name.slice(space + 1),
+        email: u.email,
         department: pick(DEPARTMENTS),
         jobTitle: pick(['Analyst', 'Engineer', 'Manager', 'Officer', 'Consultant']),
         startDate: date(3650),

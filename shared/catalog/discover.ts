@@ -1,10 +1,20 @@
-import type { GraphQLField, GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  isInterfaceType,
+  isObjectType,
+  isScalarType,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+} from 'graphql';
 import { streamSchema, type StreamDefinition } from '../streams';
 import { childCandidates, type ChildCandidate } from './children';
 import { incrementalCandidates, type IncrementalChoice } from './incremental';
 import { keyOf } from './keys';
 import { DEFAULT_MAX_STREAMS } from './settings';
-import { countLeaves, printSelection, selectionOf, type LeftOut, type Selected } from './selection';
+import { countLeaves, leavesOf, printSelection, selectionOf, type LeftOut, type Selected } from './selection';
+import { personalFields, type PersonalField } from '../personal/fields';
 import { shapeOf, siblingCount, type Shape } from './shapes';
 
 /**
@@ -19,6 +29,8 @@ export interface Proposal {
   key: string;
   /** Fields of the record left out of the selection, and why. */
   leftOut: LeftOut[];
+  /** Fields holding personal data, and what kind (marked `default` in the stream's `personal`). */
+  personal?: PersonalField[];
   /** Leaves selected. */
   fields: number;
   /** Numbered pages whose page argument has no default: where they start (0 or 1) is found out by reading them. */
@@ -78,6 +90,18 @@ interface Built {
   child?: ChildCandidate;
 }
 
+/** The scalar type's name at a dotted path of a record type (through lists and non-nulls), if there is one. */
+function scalarAt(type: GraphQLObjectType, path: string[]): string | undefined {
+  let t: GraphQLNamedType = type;
+  for (const name of path) {
+    if (!isObjectType(t) && !isInterfaceType(t)) return undefined;
+    const f: GraphQLField<unknown, unknown> | undefined = (t as GraphQLObjectType).getFields()[name];
+    if (!f) return undefined;
+    t = getNamedType(f.type);
+  }
+  return isScalarType(t) ? t.name : undefined;
+}
+
 /** A stream's definition: its document around the selection, its paging, key and reading kind. */
 function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; reason: string } {
   const { shape, child, incremental } = b;
@@ -97,6 +121,11 @@ function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; rea
     : `${collection}${shape.sibling ? ` ${shape.sibling}` : ''}`;
   const document = `query Sync_${b.name.replace(/-/g, '_')}${variables ? `(${variables})` : ''} { ${body} }`;
   const ownKey = Array.isArray(b.key.path) ? b.key.path : b.key.path ? [b.key.path] : [];
+  // Personal data marked where it stands (the streams' `personal`), never a key or the incremental field.
+  const personal = personalFields(leavesOf(b.selected), [b.name, b.field.name, shape.record.name], {
+    scalarOf: (leaf) => scalarAt(shape.record, leaf.split('.')),
+    except: [...ownKey, ...(incremental ? [incremental.field] : [])],
+  });
   const parsed = streamSchema.safeParse({
     name: b.name,
     document,
@@ -105,6 +134,7 @@ function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; rea
     // A child is known by its parent's key and its own (or its content, which carries its parent's key).
     idPath: child ? (ownKey.length ? ['parentKey', ...ownKey] : '') : b.key.path,
     pageSize: shape.pageSize,
+    ...(personal.length ? { personal: Object.fromEntries(personal.map((p) => [p.field, 'default'])) } : {}),
     ...(incremental
       ? {
           incremental: {
@@ -142,6 +172,7 @@ function streamOf(b: Built): { ok: true; proposal: Proposal } | { ok: false; rea
         : b.key.why,
       leftOut: b.leftOut,
       fields: countLeaves(b.selected),
+      ...(personal.length ? { personal } : {}),
       ...(shape.firstPageUnknown ? { firstPageUnknown: true } : {}),
     },
   };

@@ -9,6 +9,8 @@ import { introspect, schemaProblems, type SchemaProblem } from './introspect';
 import { chooseIncremental } from './choose';
 import { probeStream, withFirstPage } from './probe';
 import { getPath } from '../streams/paths';
+import type { PersonalDefault } from '../personal/policy';
+import { withPersonalPolicy } from './personal';
 
 /** Where the catalog is kept between runs (shared/state/catalog-store.ts: beside the sync's state, for every feature). */
 export interface CatalogStore {
@@ -128,6 +130,8 @@ export interface CatalogContext {
   /** Where `select` came from, as an unknown name's error says: SYNC_STREAMS by default. */
   selectFrom?: string;
   schemaChanges?: 'report' | 'propagate';
+  /** SYNC_PERSONAL_DATA: what a personal field left at `default` becomes. */
+  personal: PersonalDefault;
   /** SYNC_MAX_STREAMS. */
   maxStreams?: number;
   now: () => number;
@@ -167,8 +171,20 @@ async function decideFirstPages(
   return out;
 }
 
-/** The catalog's streams, without looking at drift: the file's, the stored one, or discovered (and stored) now. */
+/**
+ * The catalog's streams, without looking at drift: the file's, the stored one, or discovered (and stored) now — each
+ * personal field's `default` made SYNC_PERSONAL_DATA's choice (stored as `default`, so the setting decides).
+ */
 export async function catalogStreams(ctx: CatalogContext): Promise<{
+  streams: StreamDefinition[];
+  source: 'file' | 'stored' | 'discovered';
+  schema?: GraphQLSchema;
+}> {
+  const c = await catalogAsKept(ctx);
+  return { ...c, streams: withPersonalPolicy(c.streams, ctx.personal) };
+}
+
+async function catalogAsKept(ctx: CatalogContext): Promise<{
   streams: StreamDefinition[];
   source: 'file' | 'stored' | 'discovered';
   schema?: GraphQLSchema;
@@ -235,7 +251,7 @@ const driftMessage = (stream: string, d: Drift) =>
  */
 export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
   const logger = ctx.logger ?? silentLogger;
-  const base = await catalogStreams(ctx);
+  const base = await catalogAsKept(ctx);
   const selected = selectStreams(base.streams, ctx.select, { from: ctx.selectFrom });
   let schema = base.schema;
   let introspection = true;
@@ -324,5 +340,5 @@ export async function runCatalog(ctx: CatalogContext): Promise<RunCatalog> {
         new Date(ctx.now()).toISOString(),
       ),
     );
-  return out;
+  return { ...out, streams: withPersonalPolicy(out.streams, ctx.personal) };
 }

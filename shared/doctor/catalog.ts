@@ -79,6 +79,7 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
             state,
             tenant,
             streamsFile: file,
+            personal: settings.personal.chosen,
             now: Date.now,
           })
         ).streams
@@ -103,6 +104,7 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
   const { schemaProblems } = await import('../catalog/introspect');
   const { invalidTouched } = await import('../catalog/drift');
   const { invalidMessage } = await import('../catalog');
+  const { unmarkedPersonal } = await import('../catalog/personal');
   const problems = schemaProblems(schema as GraphQLSchema);
   const invalid: Check[] = problems.length
     ? [
@@ -137,6 +139,15 @@ export async function catalogChecks(ctx: DoctorContext, signal: AbortSignal): Pr
           found: `the tenant's schema changed: ${[...(d.removed.length ? [`no longer has ${d.removed.join(', ')}`] : []), ...d.problems.slice(0, 3)].join('; ')}`,
           action:
             'Run `tenant-integrations discover` and take the new catalog (or edit SYNC_STREAMS_FILE), or set SYNC_SCHEMA_CHANGES=propagate.',
+        };
+      const unmarked = unmarkedPersonal(s);
+      if (unmarked.length)
+        return {
+          name: `stream ${s.name}`,
+          state: 'warn',
+          found: `validates (${where}); ${unmarked.map((f) => `${f.field} (${f.kind})`).join(', ')} look${unmarked.length === 1 ? 's' : ''} like personal data and ${unmarked.length === 1 ? 'has' : 'have'} no policy: sent as the tenant sends ${unmarked.length === 1 ? 'it' : 'them'}`,
+          action:
+            'Take the catalog `tenant-integrations discover` proposes (it marks them for SYNC_PERSONAL_DATA), or name them in the stream’s "personal" in SYNC_STREAMS_FILE — "keep" where that is your decision (docs/personal-data.md).',
         };
       if (d.added.length)
         return {

@@ -1,3 +1,4 @@
+import { hashes } from '../personal/policy';
 import type { TenantGraphqlClient } from '../graphql/client';
 import { callbackReply } from '../webhooks/reply';
 import { z } from 'zod';
@@ -37,6 +38,7 @@ export async function runExportStream(
     const outcome = await writeSlice(setup.storage, graphql, stream, task, {
       deadlineMs: setup.clock.now() + setup.sliceSeconds * 1000,
       clock: setup.clock,
+      hasher: hashes(stream) ? await setup.hashKey() : undefined,
     });
     if ('more' in outcome) {
       setup.logger.log('info', 'export stream sliced', {

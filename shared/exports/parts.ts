@@ -1,3 +1,5 @@
+import type { Hasher } from '../personal/policy';
+import { hashKeyOf } from '../secrets';
 import type { AccessLayer } from '../access';
 import { keptFor } from '../cache';
 import type { Clock } from '../clock';
@@ -33,6 +35,8 @@ export interface ExportParts {
   callbackSecret: () => Promise<string>;
   clock: Clock;
   logger: Logger;
+  /** The key personal fields are hashed with (SYNC_HASH_SECRET_NAME), asked for by a stream that hashes one. */
+  hashKey: () => Promise<Hasher>;
   /** An export was accepted (its orchestration started): its run begins in the history and its trace. */
   accepted: (input: ExportInput) => Promise<void>;
 }
@@ -41,7 +45,7 @@ const CATALOG_CACHE_MS = 60_000;
 
 export function exportParts(
   config: AppConfig,
-  access: Pick<AccessLayer, 'secrets' | 'tenant' | 'graphql'>,
+  access: Pick<AccessLayer, 'secrets' | 'sessionSecrets' | 'tenant' | 'graphql'>,
   options: {
     clock: Clock;
     logger: Logger;
@@ -62,6 +66,7 @@ export function exportParts(
       tenant: access.tenant.name,
       streamsFile: partOf(config, CATALOG_SETTINGS).streamsFile,
       maxStreams: partOf(config, CATALOG_SETTINGS).maxStreams,
+      personal: partOf(config, CATALOG_SETTINGS).personal.chosen,
       now: () => options.clock.now(),
       logger: options.logger,
     }).then((c) => c.streams),
@@ -79,6 +84,7 @@ export function exportParts(
     callbackSecret: () => access.secrets.get(config.downstreamWebhookSecretName),
     clock: options.clock,
     logger: options.logger,
+    hashKey: hashKeyOf(access.sessionSecrets, partOf(config, CATALOG_SETTINGS).personal.hashSecretName),
     accepted: options.accepted ?? (async () => undefined),
   };
 }

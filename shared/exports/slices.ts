@@ -1,3 +1,4 @@
+import type { Hasher } from '../personal/policy';
 import { z } from 'zod';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { StreamDefinition } from '../streams';
@@ -45,7 +46,12 @@ export async function writeSlice(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
   task: { id: string; format: ExportFormat; gzip: boolean; slice?: number },
-  options: { abortSignal?: AbortSignal; deadlineMs?: number; clock?: { now(): number } } = {},
+  options: {
+    abortSignal?: AbortSignal;
+    deadlineMs?: number;
+    clock?: { now(): number };
+    hasher?: Hasher;
+  } = {},
 ): Promise<SliceOutcome> {
   const slice = task.slice ?? 0;
   const fresh: SliceState = { slices: 0, cursor: null, written: false, records: 0, bytes: 0, blocks: [] };
@@ -66,6 +72,7 @@ export async function writeSlice(
     abortSignal: options.abortSignal,
     deadlineMs: options.deadlineMs,
     clock: options.clock,
+    hasher: options.hasher,
     continueFrom:
       slice > 0 ? { cursor: state.cursor, written: state.written, pageSize: state.pageSize } : undefined,
     // Committed by the last slice only, after the blocks of every slice before it.
@@ -107,7 +114,7 @@ export async function writeStream(
   graphql: TenantGraphqlClient,
   stream: StreamDefinition,
   task: { id: string; format: ExportFormat; gzip: boolean },
-  options: { abortSignal?: AbortSignal } = {},
+  options: { abortSignal?: AbortSignal; hasher?: Hasher } = {},
 ): Promise<StoredFile> {
   return (await writePart(storage, graphql, stream, task, options)).file;
 }
@@ -127,6 +134,7 @@ async function writePart(
     commitAfter?: string[];
     /** The ids of the blocks this upload staged, once it has ended. */
     onStaged?: (ids: readonly string[]) => void;
+    hasher?: Hasher;
   } = {},
 ): Promise<{ file: StoredFile; records: number; bytes: number; stoppedAt?: ExportFile['stoppedAt'] }> {
   const name = storage.fileName(task.id, stream.name, task);
@@ -154,6 +162,7 @@ async function writePart(
   };
   const writing = writeExportStream(graphql, stream, current.pipe, {
     ...task,
+    hasher: options.hasher,
     abortSignal: signal,
     restart,
     continueFrom: options.continueFrom,

@@ -1,3 +1,4 @@
+import { protector, type Hasher } from '../personal/policy';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -66,8 +67,12 @@ export async function writeExportStream(
     clock?: { now(): number };
     /** Told as soon as the slice stops early (before `out` ends): the upload then stages without committing. */
     onStop?: () => void;
+    /** The key a stream's personal fields are hashed with (shared/personal/): required when it hashes one. */
+    hasher?: Hasher;
   },
 ): Promise<ExportFile> {
+  // Personal fields as the stream's policy says, on each page before the encoder sees it.
+  const protect = protector(stream, options.hasher);
   const parquet = options.format === 'parquet';
   if (parquet && options.continueFrom) throw new Error('a Parquet export is written in one slice');
   const clock = options.clock ?? { now: () => Date.now() };
@@ -83,7 +88,9 @@ export async function writeExportStream(
   const parquetFile = file
     ? new (parquetWriter().ParquetOfRecords)(file, {
         // The columns are the stream's selection: a key the tenant sends beyond it is not one.
-        fields: recordKeys(stream.document, recordPath(stream)),
+        fields: recordKeys(stream.document, recordPath(stream))?.filter(
+          (f) => stream.personal?.[f] !== 'drop',
+        ),
         onBytes: (piece) => {
           if (pieces && !pieces.destroyed) pieces.write(piece);
         },
@@ -103,7 +110,7 @@ export async function writeExportStream(
       parquet ? 6 : 2,
     )) {
       records += page.records.length;
-      yield page.records;
+      yield protect ? protect(page.records) : page.records;
       options.onPage?.(records);
       // The page is written: past the slice's deadline, the rest goes to the next slice, from this page's cursor.
       // A page fetched ahead meanwhile is dropped and read again there (nothing of it was written).

@@ -42,3 +42,4 @@ export function createSecretStore(
     logger: options.logger,
   });
 }
+export { DEFAULT_HASH_SECRET_NAME, hashKeyOf } from './hash-key';

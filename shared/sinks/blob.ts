@@ -1,8 +1,8 @@
 import type { BlobServiceClient, ContainerClient } from '@azure/storage-blob';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { createGunzip, gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { partOf } from '../config';
 import { SINK_OUTPUT, type SyncFormat } from './output';
@@ -11,6 +11,7 @@ import { lazyContainer } from '../state/lazy';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
+import { linesWithout, type EraseOutcome } from './erase';
 import { jsonPages, linesOf } from '../formats/lines';
 
 export const SYNC_CONTAINER = 'sync-changes';
@@ -103,6 +104,58 @@ export class BlobSink implements ChangeSink {
 
   /** Nothing held open: its clients close with the process. */
   async close(): Promise<void> {}
+
+  /**
+   * Every run's files of the stream without the key's changes: each blob read, written again without them and
+   * uploaded over itself (a page staged for a run still going is left to that run, which the key's next pass follows).
+   * Blob versioning or soft delete on the account keeps the earlier blob for their retention (docs/personal-data.md).
+   */
+  async erase(
+    tenant: string,
+    stream: string,
+    key: string,
+    options: { abortSignal?: AbortSignal } = {},
+  ): Promise<EraseOutcome> {
+    const container = await this.container();
+    const erased: EraseOutcome['erased'] = [];
+    const leaves = [`${stream}.ndjson.gz`, `${stream}.quarantine.ndjson`, `${stream}.parquet`];
+    for await (const item of container.listBlobsFlat({
+      prefix: `${encodeURIComponent(tenant)}/`,
+      abortSignal: options.abortSignal,
+    })) {
+      const leaf = item.name.split('/').pop() ?? '';
+      if (item.name.split('/').length !== 3 || !leaves.includes(leaf)) continue;
+      const blob = container.getBlockBlobClient(item.name);
+      const body = await blob.downloadToBuffer(0, undefined, { abortSignal: options.abortSignal });
+      if (leaf.endsWith('.parquet')) {
+        const dir = await mkdtemp(join(tmpdir(), 'ti-erase-'));
+        try {
+          const file = join(dir, leaf);
+          await writeFile(file, body);
+          const removed = await parquet().eraseFromChangesParquet(file, key);
+          if (!removed) continue;
+          await blob.uploadFile(file, {
+            blobHTTPHeaders: { blobContentType: 'application/vnd.apache.parquet' },
+            abortSignal: options.abortSignal,
+          });
+          erased.push({ place: `${this.description}/${item.name}`, count: removed });
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+        continue;
+      }
+      const gz = leaf.endsWith('.gz');
+      const left = linesWithout((gz ? gunzipSync(body) : body).toString('utf8'), key);
+      if (!left.removed) continue;
+      const next = gz ? gzipSync(left.text) : Buffer.from(left.text);
+      await blob.upload(next, next.length, {
+        blobHTTPHeaders: { blobContentType: gz ? 'application/gzip' : 'application/x-ndjson' },
+        abortSignal: options.abortSignal,
+      });
+      erased.push({ place: `${this.description}/${item.name}`, count: left.removed });
+    }
+    return { erased };
+  }
 
   /** `{tenant}/{runId}/{stream}.ndjson.gz` (and `.parquet`): the stream's name, as a download to a folder holds it. */
   names(stream: string): string[] {

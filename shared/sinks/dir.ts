@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { SINK_OUTPUT, type SyncFormat } from './output';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
+import { linesWithout, type EraseOutcome } from './erase';
 import { jsonPages } from '../formats/lines';
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
@@ -85,6 +86,43 @@ export class DirectorySink implements ChangeSink {
 
   /** Nothing held open: its clients close with the process. */
   async close(): Promise<void> {}
+
+  /**
+   * Every run's file of the stream without the key's changes (and its pages not yet joined, and what was set aside):
+   * each file written again beside itself and renamed over it. A Parquet file is read and written again whole.
+   */
+  async erase(
+    _tenant: string,
+    stream: string,
+    key: string,
+    _options?: { abortSignal?: AbortSignal },
+  ): Promise<EraseOutcome> {
+    const erased: EraseOutcome['erased'] = [];
+    const runs = await readdir(this.dir, { withFileTypes: true }).catch(() => []);
+    for (const run of runs.filter((d) => d.isDirectory()).map((d) => join(this.dir, d.name))) {
+      const parts = join(run, `${stream}.parts`);
+      const files = [
+        join(run, `${stream}.ndjson`),
+        join(run, `${stream}.quarantine.ndjson`),
+        ...(await readdir(parts).catch(() => [] as string[])).map((f) => join(parts, f)),
+      ];
+      for (const file of files) {
+        const text = await readFile(file, 'utf8').catch(() => undefined);
+        if (text === undefined) continue;
+        const left = linesWithout(text, key);
+        if (!left.removed) continue;
+        await writeFile(`${file}.tmp`, left.text);
+        await rename(`${file}.tmp`, file);
+        erased.push({ place: file, count: left.removed });
+      }
+      const table = join(run, `${stream}.parquet`);
+      if (existsSync(table)) {
+        const removed = await parquet().eraseFromChangesParquet(table, key);
+        if (removed) erased.push({ place: table, count: removed });
+      }
+    }
+    return { erased };
+  }
 
   /** `{runId}/{stream}.ndjson` (or `.parquet`, `.parts/`, `.quarantine.ndjson`): the stream's name, as a folder holds it. */
   names(stream: string): string[] {

@@ -6,6 +6,7 @@ import {
   type RunManifest,
   type WriteOutcome,
 } from './types';
+import { allErased } from './erase';
 
 /** A record any sink set aside counts once: the most any one sink set aside. */
 const most = (outcomes: Array<WriteOutcome | void>): WriteOutcome | void => {
@@ -55,6 +56,9 @@ export class MultiSink implements GroupingSink {
   }
   async close() {
     await Promise.all(this.sinks.map((s) => s.close()));
+  }
+  async erase(...args: Parameters<ChangeSink['erase']>) {
+    return allErased(await Promise.all(this.sinks.map((s) => s.erase(...args))));
   }
   names(stream: string) {
     return this.sinks.flatMap((s) => s.names(stream));

@@ -174,6 +174,9 @@ export function tracedSink(sink: ChangeSink): ChangeSink {
         { ...fields, runId: manifest.runId, outcome: manifest.ok ? 'succeeded' : 'failed' },
         () => sink.finish(manifest),
       ),
+    // The key is not a span's field: it may be a person's (an e-mail address keying a stream).
+    erase: (tenant, stream, key, options) =>
+      inSpan('sink erase', { ...fields, stream }, () => sink.erase(tenant, stream, key, options)),
   };
   if (!isGrouping(sink)) return traced;
   const grouping: GroupingSink = {

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import type { AppConfig, SinkSpec } from '../config';
 import type { CheckOutcome } from '../check';
 import type { Change, StreamCounts } from '../changes';
+import type { EraseOutcome } from './erase';
 
 /** One page's changes. (runId, stream, page) identifies it: writing it again replaces it, never adds to it. */
 export interface ChangeBatch {
@@ -57,6 +58,16 @@ export interface ChangeSink {
     options?: { fields?: readonly string[] },
   ): Promise<WriteOutcome | void>;
   finish(manifest: RunManifest): Promise<void>;
+  /**
+   * Removes the record of `key` from what the sink keeps of `stream` — its current row and every change of it, in
+   * every run's output — and says where (./erase.ts). Idempotent: erasing again finds nothing.
+   */
+  erase(
+    tenant: string,
+    stream: string,
+    key: string,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<EraseOutcome>;
   /** Lets go of what the sink holds open (the postgres sink's connections), so a command can exit at once. */
   close(): Promise<void>;
   /**

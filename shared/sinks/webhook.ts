@@ -4,6 +4,7 @@ import { nodePost } from '../net/http';
 import type { SignedPoster, SignedPostOptions } from '../net/webhook';
 import type { StreamCounts } from '../changes';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule } from './types';
+import type { EraseOutcome } from './erase';
 
 export type WebhookSinkOptions = Omit<SignedPostOptions, 'refusedHint' | 'unavailableHint'>;
 
@@ -55,6 +56,11 @@ export class WebhookSink implements ChangeSink {
 
   /** Nothing held open. */
   async close(): Promise<void> {}
+
+  /** What went to the receiver is the receiver's: the app cannot take it back, and says so. */
+  async erase(): Promise<EraseOutcome> {
+    return { erased: [], unreachable: [`${this.description}: erase the record there`] };
+  }
 
   finish(manifest: RunManifest) {
     return this.poster.post(`${manifest.runId}/manifest`, 'sync.run.completed', manifest);

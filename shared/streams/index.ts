@@ -79,6 +79,10 @@ const tokenPaths = z
 /** One answer holds every record: no paging. */
 const nonePaths = z.object({ records: path, node: z.string().default(''), total: path.optional() }).strict();
 
+/** What leaves the app of a personal field: as sent, nothing, or a keyed hash; `default`: SYNC_PERSONAL_DATA's. */
+export const PERSONAL_POLICIES = ['keep', 'drop', 'hash', 'default'] as const;
+export type PersonalPolicy = (typeof PERSONAL_POLICIES)[number];
+
 export const PAGINATION_KINDS = ['cursor', 'offset', 'page', 'token', 'none'] as const;
 export type PaginationKind = (typeof PAGINATION_KINDS)[number];
 
@@ -137,6 +141,12 @@ const common = {
    * wanted): schema drift does not report them as added, and SYNC_SCHEMA_CHANGES=propagate does not add them.
    */
   exclude: z.array(path).optional(),
+  /**
+   * Fields holding personal data (dotted from the record) and what leaves the app of each (docs/personal-data.md):
+   * `keep` as sent, `drop` never read further than the page, `hash` a keyed HMAC; `default` — what discovery writes —
+   * SYNC_PERSONAL_DATA's choice. Applied to each page before change detection, any sink or export.
+   */
+  personal: z.record(path, z.enum(PERSONAL_POLICIES)).optional(),
 };
 
 const definition = z.discriminatedUnion(
@@ -165,6 +175,18 @@ export const streamSchema = z
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { documentProblems } = require('./document') as typeof import('./document');
     for (const p of documentProblems(s)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+    // What identifies a record, and what its pass reads by, is never hashed or dropped: erase by the key instead.
+    const needed = new Map<string, string>([
+      ...keyPaths(s).map((k) => [k, 'the key'] as const),
+      ...(s.incremental ? [[s.incremental.field, 'the incremental field'] as const] : []),
+    ]);
+    for (const [field, policy] of Object.entries(s.personal ?? {}))
+      if (policy !== 'keep' && needed.has(field))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['personal', field],
+          message: `${field} is ${needed.get(field)}: it cannot be ${({ drop: 'dropped', hash: 'hashed', default: 'hashed or dropped' } as Record<string, string>)[policy]} — set it to "keep", or key the stream by another field`,
+        });
   });
 
 export type StreamDefinition = z.output<typeof definition>;

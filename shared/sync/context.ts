@@ -1,3 +1,4 @@
+import type { Hasher } from '../personal/policy';
 import type { Clock } from '../clock';
 import type { ErrorCode } from '../errors';
 import type { Logger } from '../log';
@@ -17,6 +18,8 @@ export interface SyncContext {
   abortSignal?: AbortSignal;
   /** How often incremental streams get a full pass, and their overlap (default: DEFAULT_PASS_POLICY). */
   passes?: PassPolicy;
+  /** The key personal fields are hashed with (SYNC_HASH_SECRET_NAME), asked for by a stream that hashes one. */
+  hashKey?: () => Promise<Hasher>;
   /** After each page; `expected` is the record count of the last complete pass (0: unknown). */
   onPage?: (stream: string, counts: StreamCounts, expected: number) => void;
 }

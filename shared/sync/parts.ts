@@ -7,6 +7,7 @@ import { runCatalog, type RunCatalog } from '../catalog';
 import type { TenantGraphqlClient } from '../graphql/client';
 import type { SyncContext } from './run-steps';
 import { partOf } from '../config';
+import { hashKeyOf } from '../secrets';
 import { CATALOG_SETTINGS } from '../catalog/settings';
 import { catalogStore } from '../state/catalog-store';
 import { SYNC_SETTINGS } from './settings';
@@ -29,7 +30,7 @@ export const SYNC_CONCURRENCY = 3;
  */
 export function syncParts(
   config: AppConfig,
-  access: Pick<AccessLayer, 'secrets' | 'tenant'>,
+  access: Pick<AccessLayer, 'secrets' | 'sessionSecrets' | 'tenant'>,
   options: { clock?: Clock; logger?: Logger } = {},
 ): SyncParts {
   const state = syncStateStore(config);
@@ -44,6 +45,7 @@ export function syncParts(
         select: catalog.streams,
         schemaChanges: catalog.schemaChanges,
         maxStreams: catalog.maxStreams,
+        personal: catalog.personal.chosen,
         now: () => (options.clock ?? systemClock).now(),
         logger: options.logger,
       }),
@@ -56,6 +58,7 @@ export function syncParts(
       clock: options.clock,
       logger: options.logger,
       passes: partOf(config, SYNC_SETTINGS).passes,
+      hashKey: hashKeyOf(access.sessionSecrets, catalog.personal.hashSecretName),
     },
     concurrency: SYNC_CONCURRENCY,
   };

@@ -32,6 +32,8 @@ export function catalogDigest(s: StreamDefinition): string {
         s.incremental ?? null,
         s.pageSize,
         ...(s.parent ? [s.parent] : []),
+        // What leaves of a personal field is part of the definition: a change reads every record again (a full pass).
+        ...(s.personal ? [s.personal] : []),
       ]),
     )
     .digest('hex')

@@ -12,6 +12,7 @@ import { confirmTotal } from './totals';
 import { parentKeys } from './parents';
 import { inSpan, setFields } from '../telemetry';
 import { ChangeDetector } from './change-detector';
+import { hashes, protector } from '../personal/policy';
 import { fieldsOf, PageCheckpoints, readLog, setAside } from './page-checkpoints';
 import { decodeCheckpoint, encodeRecord, logEntries, type PageRecord } from './checkpoint';
 import { catalogDigest, DEFAULT_PASS_POLICY, passFor, widen, type PassKind } from './passes';
@@ -219,6 +220,8 @@ export async function listPages(
   const logger = ctx.logger ?? silentLogger;
   const name = stream.name;
   const { detector: d, chosen, checkpoints } = open;
+  // Personal fields as the stream's policy says, before the detector, the sink or a checkpoint sees them.
+  const protect = protector(stream, hashes(stream) ? await ctx.hashKey?.() : undefined);
   const listing = (options: PaginateOptions) =>
     stream.parent
       ? paginateChildren(graphql, stream, parentKeys(ctx, stream), options)
@@ -255,7 +258,7 @@ export async function listPages(
       'sync page',
       { runId: run.runId, stream: name, page, records: p.records.length },
       async (span) => {
-        const changes = d.page(p.records);
+        const changes = d.page(protect ? protect(p.records) : p.records);
         open.total = widen(open.total, p.total);
         setFields(span, { count: changes.length });
         if (changes.length) {

@@ -69,3 +69,76 @@ describe('delta sink after another engine compacted a table into one large file 
     expect(large - small).toBeLessThanOrEqual(10);
   });
 });
+
+describe('an erasure, read by delta-rs', () => {
+  const fields = ['id', 'title', 'score', 'done', 'tags'];
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ti-delta-erase-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('takes a key out of a table another engine compacted, rows its deletion vectors removed staying removed; the old file leaves with retention', async () => {
+    const store = { folder: join(root, 'lake') };
+    const options = { deletionVectors: true, rowsPerFile: 5_000 };
+    const rows = 20_000;
+    expect(
+      await driveDelta({
+        store,
+        options,
+        fields,
+        twice: false,
+        runId: runAt('2026-11-28T09:00:00.000Z'),
+        generate: { kind: 'created', from: 0, to: rows, pageSize: 1000 },
+      }),
+    ).toMatchObject({ ok: true });
+    // delta-rs compacts the table into one file of its own; then a run deletes three rows (a deletion vector on it).
+    await readDelta(join(root, 'lake', 'items'), { optimize: 'count' });
+    expect(
+      await driveDelta({
+        store,
+        options,
+        fields,
+        runId: runAt('2026-11-28T10:00:00.000Z'),
+        generate: { kind: 'deleted', from: 100, to: 103 },
+      }),
+    ).toMatchObject({ ok: true });
+    const key = 'r0012345';
+    const erased = await driveDelta({ op: 'erase', store, options, key });
+    expect(erased).toMatchObject({
+      ok: true,
+      result: {
+        erased: [
+          { place: expect.stringMatching(/items$/), count: 1 },
+          { place: expect.stringMatching(/items_changes$/), count: 1 },
+        ],
+      },
+    });
+    const current = await readDelta(join(root, 'lake', 'items'), { reader: 'delta-rs' });
+    expect(current.rows).toHaveLength(rows - 4);
+    const keys = new Set(current.rows.map((r) => r._key));
+    expect([keys.has(key), keys.has('r0000100'), keys.has('r0000099')]).toEqual([false, false, true]);
+    // The newest version (readers list the history in their own order).
+    expect(current.history.reduce((a, b) => (b.version > a.version ? b : a)).operation).toBe('DELETE');
+    const changes = await readDelta(join(root, 'lake', 'items_changes'), { reader: 'delta-rs' });
+    expect(changes.rows.filter((r) => r.key === key)).toEqual([]);
+    expect(changes.rows).toHaveLength(rows + 3 - 1);
+    // The value is gone from the files the table reads. The sink's own files it replaced leave once the table's
+    // retention has passed; the file delta-rs wrote is that engine's, left for its VACUUM (docs/personal-data.md).
+    const later = await driveDelta({
+      store,
+      options,
+      fields,
+      clockOffsetSeconds: 169 * 3600,
+      runId: runAt('2026-11-28T12:00:00.000Z'),
+      generate: { kind: 'updated', from: 7, to: 8, extra: { title: 'later' } },
+    });
+    expect(later).toMatchObject({ ok: true });
+    const { readdirSync } = await import('node:fs');
+    const onDisk = readdirSync(join(root, 'lake', 'items')).filter((f) => f.endsWith('.parquet'));
+    const named = (await readDelta(join(root, 'lake', 'items'), { reader: 'delta-rs' })).files;
+    const unnamed = onDisk.filter((f) => !named.some((n) => n.endsWith(f)));
+    expect(unnamed.filter((f) => f.startsWith('tenant-integrations-'))).toEqual([]);
+    expect(unnamed.length).toBeGreaterThan(0); // delta-rs' compacted file, which held the key
+  });
+});

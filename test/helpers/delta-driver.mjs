@@ -2,7 +2,7 @@
 // load. Reads one JSON command on stdin: { store: {folder} | {connectionString, container, prefix}, options, runId,
 // tenant, stream, pages: [[change…]…] | generate: {kind, from, to, pageSize, extra}, fields, fault: {loseAfter?,
 // failBefore?} (regex sources), clockOffsetSeconds, stageOnly (pages written, the stream never ended: a run killed),
-// op: 'run' | 'race' | 'snapshot' (with table) }. Prints {ok: true, result, peakRssMb} or {ok: false, error, peakRssMb}.
+// op: 'run' | 'race' | 'snapshot' (with table) | 'erase' (with key) }. Prints {ok: true, result, peakRssMb} or {ok: false, error, peakRssMb}.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -77,10 +77,10 @@ function generated({ kind, from, to, pageSize = 500, extra = {} }) {
   return pages;
 }
 
-async function run(c) {
+function sinkOf(c) {
   const clock = new OffsetClock();
   clock.advanceSeconds(c.clockOffsetSeconds ?? 0);
-  const sink = new DeltaSink(storeOf(c.store, c.fault), {
+  return new DeltaSink(storeOf(c.store, c.fault), {
     schemaChanges: 'propagate',
     rejected: 'fail',
     retentionHours: 168,
@@ -90,6 +90,10 @@ async function run(c) {
     ...c.options,
     clock,
   });
+}
+
+async function run(c) {
+  const sink = sinkOf(c);
   const pages = (c.generate ? generated(c.generate) : c.pages).map((p) =>
     p.map((x) => change(c.stream ?? 'items', x.kind, x.id, x.changeId, x.record)),
   );
@@ -126,7 +130,9 @@ try {
             files: s.files.size,
             txns: Object.fromEntries(s.txns),
           }))
-        : await run(command);
+        : command.op === 'erase'
+          ? await sinkOf(command).erase(command.tenant ?? 'acme', command.stream ?? 'items', command.key)
+          : await run(command);
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
   process.stdout.write(JSON.stringify({ ok: true, result: result ?? null, peakRssMb }));
 } catch (err) {

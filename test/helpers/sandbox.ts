@@ -70,8 +70,13 @@ export async function sandboxFixture(options: StartOptions = {}) {
     };
   };
 
-  /** The app settings that point the app (or the CLI) at this sandbox. */
+  /**
+   * The app settings that point the app (or the CLI) at this sandbox. Personal fields kept as sent: the tests that
+   * compare what a sink holds with the tenant's records are not about personal data; those that are
+   * (test/integration/personal-data.test.ts) set SYNC_PERSONAL_DATA themselves, the app's default included.
+   */
   const settings = {
+    SYNC_PERSONAL_DATA: 'keep',
     TENANT_NAME: running.tenant,
     TENANT_BASE_URL: running.baseUrl,
     TENANT_AUTH_URL: running.authUrl,

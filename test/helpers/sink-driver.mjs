@@ -1,7 +1,7 @@
 // Runs a sink of the registry (the built app, dist/) in its own Node process — the Parquet writer some sinks load is
 // an ES module jest cannot load — through the steps the sink contract suite gives it (test/integration/
 // sink-contract.test.ts). Reads one JSON command on stdin: { env, cwd, sinks (a SYNC_SINKS entry), steps: [{ runId,
-// stream, pages: [[change…]…], twice?, end?, endTwice?, finish? } …] }. Each step is a sink made anew (a process
+// stream, pages: [[change…]…], twice?, end?, endTwice?, finish?, erase?: KEY } …] }. Each step is a sink made anew (a process
 // started again); a step without `end` stops before its stream's end (a crash). Prints {ok, outcomes} or {ok:false,
 // error, code}.
 import { createRequire } from 'node:module';
@@ -22,6 +22,15 @@ const outcomes = [];
 try {
   for (const step of command.steps) {
     const sink = sinksFor(command.sinks, { config, secrets, cwd: command.cwd });
+    if (step.erase) {
+      // An erasure: the key's record out of what the sink keeps of the stream (its outcome, as the step's).
+      try {
+        outcomes.push({ erased: await sink.erase('acme', step.stream, step.erase) });
+      } finally {
+        await sink.close();
+      }
+      continue;
+    }
     const pages = step.pages.map((p) =>
       p.map((x) => change(step.stream, x.kind, x.id, x.changeId, x.record)),
     );

@@ -108,14 +108,27 @@ describe('add a feature', () => {
           "import { SYNC_FEATURE } from './sync/feature';",
           "import { SYNC_FEATURE } from './sync/feature';\nimport { TOY_FEATURE } from './toy/feature';",
         )
-        .replace('  ADMIN_FEATURE,\n];', '  ADMIN_FEATURE,\n  TOY_FEATURE,\n];'),
+        .replace(
+          /(export const FEATURES: readonly FeatureModule\[\] = \[[^\]]*?)\n\];/,
+          '$1\n  TOY_FEATURE,\n];',
+        ),
     );
 
     const touched = before.filter((f) => readFileSync(join(copy, f), 'utf8') !== original.get(f));
     expect(touched).toEqual(['shared/app.ts']);
 
-    const run = (cmd: string, args: string[]) =>
-      execFileSync(cmd, args, { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = (cmd: string, args: string[]) => {
+      try {
+        return execFileSync(cmd, args, { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (err) {
+        // What the tool said, not only that it failed.
+        const e = err as { stdout?: string; stderr?: string; message: string };
+        throw Object.assign(new Error(`${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`), {
+          stdout: e.stdout,
+          stderr: e.stderr,
+        });
+      }
+    };
     const node = process.execPath;
     run(node, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']);
     run(node, ['node_modules/eslint/bin/eslint.js', 'shared/toy', 'functions/toy.ts', 'shared/app.ts']);

@@ -33,6 +33,8 @@ interface Step {
   runId: string;
   stream: string;
   pages: unknown[][];
+  /** An erasure of this key instead of pages. */
+  erase?: string;
   twice?: boolean;
   end?: boolean;
   endTwice?: boolean;
@@ -45,6 +47,7 @@ interface Driven {
   outcomes: Array<{
     written: Array<{ rejected?: number } | null>;
     ended: Array<{ rejected?: number } | null>;
+    erased?: { erased: Array<{ place: string; count: number }>; unreachable?: string[] };
   }>;
 }
 
@@ -260,6 +263,37 @@ describe('the sink contract, over every sink of the registry', () => {
       const delivered = await part.delivered(runId, 'odd');
       // Either set aside and counted, and not stored; or stored (as JSON, the surrogate escaped: exactly).
       expect([kind, rejected > 0 ? delivered.length === 0 : delivered.length === 1]).toEqual([kind, true]);
+    });
+
+    it('erase: the key’s current row and every change of it leave every run it kept; again finds nothing', async () => {
+      // r0002: created in run 1, updated in run 2 — two changes, one current row.
+      const key = 'r0002';
+      const changeIds = [created[2].changeId, changesOf('updated', 2, 3, { title: 'changed' })[0].changeId];
+      const first = await drive(part.env, dir, part.entry, [
+        { runId: run1, stream: 'items', pages: [], erase: key },
+      ]);
+      expect(first).toMatchObject({ ok: true });
+      const outcome = first.outcomes[0].erased;
+      if (kind === 'webhook') {
+        // What went to a receiver is the receiver's: said, never claimed erased.
+        expect(outcome).toEqual({
+          erased: [],
+          unreachable: [expect.stringMatching(/erase the record there/)],
+        });
+        return;
+      }
+      const removed = outcome?.erased.reduce((n, e) => n + e.count, 0);
+      // Its two changes where the sink keeps them, and its current row where it keeps those.
+      expect([kind, removed]).toEqual([kind, (part.log ? 2 : 0) + (part.current ? 1 : 0)]);
+      const held = [...(await part.delivered(run1, 'items')), ...(await part.delivered(run2, 'items'))];
+      expect(held.filter((id) => changeIds.includes(id))).toEqual([]);
+      // Every other change is still there, once.
+      expect(held.length).toBeGreaterThan(30);
+      if (part.current) expect(await part.current('items')).not.toContain(key);
+      const again = await drive(part.env, dir, part.entry, [
+        { runId: run1, stream: 'items', pages: [], erase: key },
+      ]);
+      expect(again.outcomes[0].erased).toEqual({ erased: [] });
     });
 
     it('names the places it makes of a stream, so streams that would share one are refused before anything is written', async () => {

@@ -64,6 +64,7 @@ function failingAt(failAt: number, out: DirectorySink) {
     },
     endStream: (tenant, runId, stream, pages) => out.endStream(tenant, runId, stream, pages),
     finish: (manifest) => out.finish(manifest),
+    erase: (...args) => out.erase(...args),
     close: async () => undefined,
   };
   return { sink, seen };
@@ -466,6 +467,7 @@ describe('sync run against the sandbox', () => {
       description: 'holding',
       names: () => [],
       ownNames: [],
+      erase: async () => ({ erased: [] }),
       write: async (batch, options) => {
         if (!options?.hold) throw new Error('every page of a pass is written with hold');
         heldThrough = batch.page;

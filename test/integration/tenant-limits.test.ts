@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { discover } from '../../shared/catalog';
+import { withPersonalPolicy } from '../../shared/catalog/personal';
 import { OffsetClock } from '../../shared/clock';
 import { DirectorySink, type ChangeSink } from '../../shared/sinks';
 import { FileSyncStateStore } from '../../shared/sync/file-state';
@@ -92,7 +93,11 @@ describe('limits the tenant never announced', () => {
     await t.sb.hook('limits', { complexity: 100, rate: null });
     const a = await accessFixture(t.sb);
     try {
-      const staff = (await discover(a.graphql)).streams.find((p) => p.stream.name === 'staff')?.stream;
+      // As a run reads it: its personal fields kept (this is about page sizes), as the catalog resolves them.
+      const [staff] = withPersonalPolicy(
+        (await discover(a.graphql)).streams.filter((p) => p.stream.name === 'staff').map((p) => p.stream),
+        'keep',
+      );
       expect(staff?.pagination).toBe('page');
       const out = new DirectorySink(join(t.dir, 'out'));
       // The sink fails at its third page: two pages of the lowered size were delivered and checkpointed.
@@ -107,6 +112,7 @@ describe('limits the tenant never announced', () => {
         },
         endStream: (...args) => out.endStream(...args),
         finish: (manifest) => out.finish(manifest),
+        erase: (...args) => out.erase(...args),
         close: async () => undefined,
       };
       const ctx = { tenant: t.sb.tenant, state: new FileSyncStateStore(join(t.dir, 'state')) };
@@ -129,7 +135,10 @@ describe('limits the tenant never announced', () => {
     await t.sb.hook('limits', { complexity: 100, rate: null });
     const a = await accessFixture(t.sb);
     try {
-      const staff = (await discover(a.graphql)).streams.find((p) => p.stream.name === 'staff')!.stream;
+      const [staff] = withPersonalPolicy(
+        (await discover(a.graphql)).streams.filter((p) => p.stream.name === 'staff').map((p) => p.stream),
+        'keep',
+      );
       const clock = new OffsetClock();
       const ctx = {
         tenant: t.sb.tenant,

@@ -320,6 +320,7 @@ describe('SYNC_SCHEMA_CHANGES=propagate, stream by stream', () => {
       },
       tenant: 'acme',
       schemaChanges: 'propagate',
+      personal: 'hash',
       now: () => Date.parse('2026-11-27T01:00:00.000Z'),
     });
     // `items` lost its key (`id`): taking it out leaves no key to read by — held back, naming why.

@@ -1,4 +1,4 @@
-import { appendFile, rm } from 'node:fs/promises';
+import { appendFile, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { rejectedError, sortOut, type Change, type RejectedPolicy } from '../../changes';
 import { writeParquet } from './writer';
 
@@ -59,4 +59,72 @@ export async function writeChangesParquet(
     fields: options.fields,
   });
   return { rows, rejected };
+}
+
+const LEADING = new Set(['change_id', 'kind', 'id', 'content_hash']);
+/** Rows read at a time when a file of changes is written again without one key's (an erasure). */
+const ERASE_BATCH = 10_000;
+
+/**
+ * A file of changes written again without the changes of `key` (an erasure), beside itself and renamed over it: its
+ * rows read back a batch at a time, as the changes they were, and written with the same columns. Answers how many
+ * rows went (none: the file is left as it was).
+ */
+export async function eraseFromChangesParquet(file: string, key: string): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const hp = require('hyparquet') as typeof import('hyparquet');
+  const handle = await open(file);
+  try {
+    return await erasing(hp, handle, file, key);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function erasing(
+  hp: typeof import('hyparquet'),
+  handle: FileHandle,
+  file: string,
+  key: string,
+): Promise<number> {
+  const { size } = await handle.stat();
+  const buffer = {
+    byteLength: size,
+    slice: async (start: number, end = size) => {
+      const b = Buffer.alloc(end - start);
+      await handle.read(b, 0, end - start, start);
+      return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+    },
+  };
+  const metadata = await hp.parquetMetadataAsync(buffer);
+  const total = Number(metadata.num_rows);
+  const fields = metadata.schema
+    .slice(1)
+    .filter((s) => !s.num_children && !LEADING.has(s.name))
+    .map((s) => s.name);
+  const found = await hp.parquetReadObjects({ file: buffer, metadata, columns: ['id'] });
+  const removed = found.filter((r) => r.id === key).length;
+  if (!removed) return 0;
+  const pages = async function* (): AsyncIterable<Change[]> {
+    for (let start = 0; start < total; start += ERASE_BATCH) {
+      const rows = await hp.parquetReadObjects({
+        file: buffer,
+        metadata,
+        rowStart: start,
+        rowEnd: Math.min(total, start + ERASE_BATCH),
+      });
+      yield rows
+        .filter((r) => r.id !== key)
+        .map((r) => {
+          const kind = String(r.kind) as Change['kind'];
+          const base = { changeId: String(r.change_id), stream: '', kind, id: String(r.id) };
+          return kind === 'deleted'
+            ? base
+            : { ...base, record: Object.fromEntries(fields.map((f) => [f, r[f] ?? null])) };
+        });
+    }
+  };
+  await writeChangesParquet(pages, `${file}.tmp`, { stream: 'erase', fields });
+  await rename(`${file}.tmp`, file);
+  return removed;
 }

@@ -3,6 +3,6 @@
  * pages arrive, hyparquet-writer's internals in one adapter (hyparquet-adapter.ts).
  */
 export { ColumnLearner, sameColumns, type ColumnKind, type LeadingColumn } from './columns';
-export { writeChangesParquet, type ChangesParquetOptions } from './changes';
+export { eraseFromChangesParquet, writeChangesParquet, type ChangesParquetOptions } from './changes';
 export { ParquetOfRecords } from './records';
 export { ParquetRows, ROW_GROUP, writeParquet } from './writer';

@@ -78,6 +78,8 @@ export async function findKeys(
   add: AddAction,
   keys: readonly string[],
   deleted: ReadonlySet<number>,
+  /** The column keys are in: the current table's `_key`, the changes table's `key`. */
+  column = KEY_COLUMN,
 ): Promise<Array<[row: number, key: string]>> {
   const file = fileBuffer(store, table, add);
   const metadata = await metadataOf(store, table, add, file);
@@ -87,8 +89,8 @@ export async function findKeys(
     const rows = await parquetReadObjects({
       file,
       metadata,
-      columns: [KEY_COLUMN],
-      filter: { [KEY_COLUMN]: { $in: [...keys] } },
+      columns: [column],
+      filter: { [column]: { $in: [...keys] } },
       usePageIndex: true,
       includeRowIndex: true,
       rowFormat: 'object',
@@ -96,7 +98,7 @@ export async function findKeys(
     });
     for (const r of rows) {
       const row = (r as unknown as Record<symbol, number>)[rowIndex as symbol];
-      if (!deleted.has(row)) found.push([row, String(r[KEY_COLUMN])]);
+      if (!deleted.has(row)) found.push([row, String(r[column])]);
     }
     return found;
   }
@@ -106,14 +108,14 @@ export async function findKeys(
     const rows = await parquetReadObjects({
       file,
       metadata,
-      columns: [KEY_COLUMN],
+      columns: [column],
       rowStart: start,
       rowEnd: Math.min(total, start + ROW_BATCH),
       useOffsetIndex: true,
       compressors: compressors(),
     });
     rows.forEach((r, i) => {
-      const key = String(r[KEY_COLUMN]);
+      const key = String(r[column]);
       if (wanted.has(key) && !deleted.has(start + i)) found.push([start + i, key]);
     });
   }

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { StreamCounts } from '../../changes';
 import { ndjson, pageName } from '../ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, WriteOutcome } from '../types';
+import type { EraseOutcome } from '../erase';
+import { eraseFromTables } from './erase';
 import { KEY_COLUMN, type Columns } from './columns';
 import { mergeCurrent } from './current';
 import type { Action, Snapshot } from './actions';
@@ -210,6 +212,11 @@ export class DeltaSink implements ChangeSink {
 
   /** Nothing held open: its clients close with the process. */
   async close(): Promise<void> {}
+
+  /** The key's row and every change of it, out of both tables' files (./erase.ts). */
+  erase(tenant: string, stream: string, key: string): Promise<EraseOutcome> {
+    return eraseFromTables(this.store, this.tables, () => this.options.clock.now(), tenant, stream, key);
+  }
 
   async finish(_manifest: RunManifest): Promise<void> {
     // Each table was committed when its stream's pass ended; the run's manifest is the run history's.

@@ -100,8 +100,10 @@ export class TableWriter {
     run: RunMark,
     first: Snapshot,
     build: (snapshot: Snapshot) => Promise<Action[]>,
+    /** An erasure's: `DELETE`, and nothing committed when `build` finds nothing to do. */
+    erasing = false,
   ): Promise<void> {
-    const operation = role.kind === 'changes' ? 'WRITE' : 'MERGE';
+    const operation = erasing ? 'DELETE' : role.kind === 'changes' ? 'WRITE' : 'MERGE';
     let snapshot = first;
     for (let attempt = 1; attempt <= 3; attempt++) {
       if (attempt > 1) {
@@ -116,6 +118,7 @@ export class TableWriter {
           `Delta table ${table}: ${refused}, which this sink does not write; give the delta sink a location of its own`,
         );
       const actions = await build(snapshot);
+      if (erasing && !actions.length) return;
       const now = this.options.clock.now();
       const retention = retentionOf(snapshot.metaData, this.options);
       const version = await commit(

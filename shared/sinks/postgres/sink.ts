@@ -4,7 +4,6 @@ import {
   type Change,
   recordJsonOf,
   rejectedError,
-  type RejectedPolicy,
   type RejectedRecord,
   shownId,
   sortOut,
@@ -12,6 +11,8 @@ import {
 import { IntegrationError } from '../../errors';
 import type { ChangeBatch, GroupingSink, RunManifest, WriteOutcome } from '../types';
 import { copyRows, UNIQUE_VIOLATION } from './copy';
+import { erasePostgres } from './erase';
+import type { PostgresSinkOptions } from './options';
 import {
   ident,
   literal,
@@ -32,16 +33,7 @@ import {
  * Typed columns per field are left to the reader (a view or generated column over `record`): the tenant's
  * schema can change without this table's having to, and no field is ever lost to a type it did not fit.
  */
-export interface PostgresSinkOptions {
-  /** The schema the tables live in; created when missing. */
-  schema: string;
-  /** Deletes set `deleted_at` instead of removing the row. */
-  softDelete?: boolean;
-  /** A record PostgreSQL cannot store: fail the page naming it (default), or set it aside in `_quarantine`. */
-  rejected?: RejectedPolicy;
-  /** Records held (pages written with `hold`) before they are stored in one transaction; default BATCH_ROWS. */
-  batchRows?: number;
-}
+export type { PostgresSinkOptions } from './options';
 
 /**
  * Pages are stored in groups of about this many records: one transaction and one COPY for the group, not per
@@ -84,6 +76,9 @@ export class PostgresSink implements GroupingSink {
 
   /** The stream's table (a stream's name is at most PostgreSQL's 63 bytes), and the sink's own tables beside. */
   names = (stream: string) => [`${this.description}.${stream}`];
+  /** The key's row, and what was set aside of it (./erase.ts). */
+  erase = (_tenant: string, stream: string, key: string) =>
+    erasePostgres(this.pool(), this.options.schema, stream, key, this.description);
   get ownNames() {
     return [SINK_PAGES_TABLE, SINK_RUNS_TABLE, SINK_QUARANTINE_TABLE].map((t) => `${this.description}.${t}`);
   }
