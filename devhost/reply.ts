@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { problem } from '../shared/errors';
-import { DurableHttpError } from './durable/engine';
+import { DurableHttpError } from './durable/protocol';
 
 /** The most the local host reads of a request body, as the Functions host bounds its own. */
 export const BODY_LIMIT = 10 * 1024 * 1024;

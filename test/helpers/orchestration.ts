@@ -8,7 +8,7 @@ import {
   flatten as leaves,
   orchestrationTrigger,
   type OrchestratorState,
-} from '../../devhost/durable/engine';
+} from '../../devhost/durable/protocol';
 
 /**
  * Drives a registered orchestrator the way the Functions host does, with durable-functions' own replay: every
