@@ -4,6 +4,7 @@ import { discoverBench } from './discover';
 import { exportBench } from './export';
 import { importBench } from './import';
 import { importBodyBench } from './import-body';
+import { personalBench } from './personal';
 import { postgresBench } from './postgres';
 import { syncBench } from './sync';
 import { postgraphileSyncBench } from './sync-postgraphile';
@@ -21,6 +22,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'import-body': importBodyBench,
   postgres: postgresBench,
   delta: deltaBench,
+  personal: personalBench,
 };
 
 async function main(): Promise<number> {

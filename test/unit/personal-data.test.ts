@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,6 +175,19 @@ describe('the policy, applied to a page', () => {
     );
     expect(() => stream({ idPath: 'email', personal: { email: 'default' } })).toThrow(/email is the key/);
     expect(stream({ personal: { id: 'keep' } }).personal).toEqual({ id: 'keep' });
+  });
+});
+
+describe('the keyed hash', () => {
+  it('is HMAC-SHA-256 as Node makes it, for short, block-sized and long keys, any text, again from memory', () => {
+    for (const key of [Buffer.alloc(32, 7), Buffer.alloc(64, 1), Buffer.alloc(100, 9)]) {
+      const h = hmacHasher(key);
+      for (const v of ['', 'a@b.c', 'Anna Bos', 'é漢字🙂', 'x'.repeat(10_000)]) {
+        const want = `h:${createHmac('sha256', key).update(v, 'utf8').digest('hex').slice(0, 32)}`;
+        expect([v.slice(0, 10), h.hash(v)]).toEqual([v.slice(0, 10), want]);
+        expect(h.hash(v)).toBe(want);
+      }
+    }
   });
 });
 
