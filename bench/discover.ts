@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSandboxProcess } from './sync';
+import { timedProcess, writeRssHook } from './timed-process';
 
 /**
  * `bench -- discover`: `tenant-integrations discover --json` against the sandbox's `odd` schema — a record whose
@@ -16,8 +16,6 @@ import { startSandboxProcess } from './sync';
  */
 const ROOT = resolve(__dirname, '..', '..');
 const ROUNDS = 5;
-
-const HOOK = `process.on('exit', () => require('fs').writeSync(2, '\\nRSS ' + process.resourceUsage().maxRSS + '\\n'));`;
 
 const FLOOR = `
 const { buildClientSchema, getIntrospectionQuery } = require('graphql');
@@ -40,34 +38,12 @@ const { buildClientSchema, getIntrospectionQuery } = require('graphql');
 })();
 `;
 
-function run(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): Promise<{ ms: number; rssMb: number; out: string }> {
-  return new Promise((done, fail) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ['--require', join(cwd, 'rss.js'), ...args], { env, cwd });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.once('error', fail);
-    child.once('exit', (code) => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const kb = /RSS (\d+)/.exec(err)?.[1];
-      if (code !== 0 || !kb) return fail(new Error(`${args.join(' ')} exited ${code}: ${err.slice(-500)}`));
-      done({ ms, rssMb: Number(kb) / 1024, out });
-    });
-  });
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 export async function discoverBench(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-discover-'));
-  writeFileSync(join(dir, 'rss.js'), HOOK);
+  writeRssHook(dir);
   writeFileSync(join(dir, 'floor.js'), FLOOR);
   const sandbox = await startSandboxProcess(40, ['--schema', 'odd']);
   try {
@@ -88,12 +64,16 @@ export async function discoverBench(): Promise<Record<string, unknown>> {
     let fields = 0;
     for (let i = 0; i < ROUNDS; i++) {
       // Alternated, so that neither gets the quieter moments of the machine.
-      const d = await run([join(ROOT, 'bin', 'tenant-integrations.js'), 'discover', '--json'], env, dir);
+      const d = await timedProcess(
+        [join(ROOT, 'bin', 'tenant-integrations.js'), 'discover', '--json'],
+        env,
+        dir,
+      );
       const found = JSON.parse(d.out) as { proposals: Array<{ stream: string; fields: number }> };
       fields = found.proposals.find((p) => p.stream === 'waaiers')?.fields ?? 0;
       discover.push(d);
       rmSync(join(dir, 'sync-state'), { recursive: true, force: true });
-      const s = await run(
+      const s = await timedProcess(
         [join(ROOT, 'bin', 'tenant-integrations.js'), 'sync', '--sink', `dir:${join(dir, 'out')}`, '--json'],
         env,
         dir,
@@ -101,7 +81,7 @@ export async function discoverBench(): Promise<Record<string, unknown>> {
       if (!(JSON.parse(s.out) as { ok: boolean }).ok) throw new Error(`the sync failed: ${s.out}`);
       sync.push(s);
       floor.push(
-        await run(
+        await timedProcess(
           [join(dir, 'floor.js'), info.authUrl, info.tenant, info.clientId, info.clientSecret, info.baseUrl],
           env,
           dir,

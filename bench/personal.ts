@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSandboxProcess } from './sync';
+import { timedProcess, writeRssHook } from './timed-process';
 
 /**
  * `bench -- personal`: what hashing personal data costs a sync, through what users run — `tenant-integrations sync
@@ -15,33 +15,12 @@ const ROOT = resolve(__dirname, '..', '..');
 const ROUNDS = 5;
 const RECORDS = 20_000;
 const STREAMS = 'users,personnel,controls';
-const HOOK = `process.on('exit', () => require('fs').writeSync(2, '\\nRSS ' + process.resourceUsage().maxRSS + '\\n'));`;
-
-function run(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ ms: number; rssMb: number }> {
-  return new Promise((done, fail) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ['--require', join(cwd, 'rss.js'), ...args], { env, cwd });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.once('error', fail);
-    child.once('exit', (code) => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const kb = /RSS (\d+)/.exec(err)?.[1];
-      if (code !== 0 || !kb || !(JSON.parse(out) as { ok: boolean }).ok)
-        return fail(new Error(`${args.join(' ')} exited ${code}: ${err.slice(-500)}`));
-      done({ ms, rssMb: Number(kb) / 1024 });
-    });
-  });
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 export async function personalBench(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'ti-bench-personal-'));
-  writeFileSync(join(dir, 'rss.js'), HOOK);
+  writeRssHook(dir);
   const sandbox = await startSandboxProcess(RECORDS);
   try {
     const { info } = sandbox;
@@ -55,8 +34,8 @@ export async function personalBench(): Promise<Record<string, unknown>> {
       LOCAL_SECRETS_FILE: join(dir, 'secrets.json'),
       SYNC_PERSONAL_DATA: policy,
     });
-    const sync = (policy: string) =>
-      run(
+    const sync = async (policy: string) => {
+      const r = await timedProcess(
         [
           join(ROOT, 'bin', 'tenant-integrations.js'),
           'sync',
@@ -70,6 +49,9 @@ export async function personalBench(): Promise<Record<string, unknown>> {
         env(policy),
         dir,
       );
+      if (!(JSON.parse(r.out) as { ok: boolean }).ok) throw new Error(`the ${policy} sync failed: ${r.out}`);
+      return r;
+    };
     // Discovery, the stored catalog and the hash key once, before either is measured.
     await sync('hash');
     const hash: Array<{ ms: number; rssMb: number }> = [];

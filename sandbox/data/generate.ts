@@ -127,7 +127,10 @@ export function generate(seed: string, kind: Kind, index: number, version: numbe
   // One person is one person everywhere: a control's owner is the user its id names, an employee the user of the
   // same number (as first created) — so personal data hashed alike can be joined across streams.
   const user = (i: number) => generate(seed, 'users', i, 0) as unknown as { name: string; email: string };
-  const owner = (i: number) => ({ id: recordId('users', i), name: user(i).name, email: user(i).email });
+  const owner = (i: number) => {
+    const { name, email } = user(i);
+    return { id: recordId('users', i), name, email };
+  };
   switch (kind) {
     case 'controls': {
       person(); // drawn as before, so every other field keeps its value

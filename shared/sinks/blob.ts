@@ -11,7 +11,7 @@ import { lazyContainer } from '../state/lazy';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
-import { linesWithout, type EraseOutcome } from './erase';
+import { isRunFolder, linesWithout, type EraseOutcome } from './erase';
 import { jsonPages, linesOf } from '../formats/lines';
 
 export const SYNC_CONTAINER = 'sync-changes';
@@ -123,8 +123,9 @@ export class BlobSink implements ChangeSink {
       prefix: `${encodeURIComponent(tenant)}/`,
       abortSignal: options.abortSignal,
     })) {
-      const leaf = item.name.split('/').pop() ?? '';
-      if (item.name.split('/').length !== 3 || !leaves.includes(leaf)) continue;
+      const parts = item.name.split('/');
+      if (parts.length !== 3 || !isRunFolder(parts[1]) || !leaves.includes(parts[2])) continue;
+      const leaf = parts[2];
       const blob = container.getBlockBlobClient(item.name);
       const body = await blob.downloadToBuffer(0, undefined, { abortSignal: options.abortSignal });
       if (leaf.endsWith('.parquet')) {

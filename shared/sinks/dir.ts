@@ -8,7 +8,7 @@ import { SINK_OUTPUT, type SyncFormat } from './output';
 import type { Change, RejectedPolicy, StreamCounts } from '../changes';
 import { ndjson, pageName, parquet } from './ndjson';
 import type { ChangeBatch, ChangeSink, RunManifest, SinkModule, WriteOutcome } from './types';
-import { linesWithout, type EraseOutcome } from './erase';
+import { isRunFolder, linesWithout, type EraseOutcome } from './erase';
 import { jsonPages } from '../formats/lines';
 
 /** `dir:PATH`: `{runId}/{stream}.ndjson` and `{runId}/manifest.json` — for the CLI and for looking. */
@@ -99,7 +99,9 @@ export class DirectorySink implements ChangeSink {
   ): Promise<EraseOutcome> {
     const erased: EraseOutcome['erased'] = [];
     const runs = await readdir(this.dir, { withFileTypes: true }).catch(() => []);
-    for (const run of runs.filter((d) => d.isDirectory()).map((d) => join(this.dir, d.name))) {
+    for (const run of runs
+      .filter((d) => d.isDirectory() && isRunFolder(d.name))
+      .map((d) => join(this.dir, d.name))) {
       const parts = join(run, `${stream}.parts`);
       const files = [
         join(run, `${stream}.ndjson`),

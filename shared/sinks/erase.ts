@@ -10,7 +10,12 @@ export interface EraseOutcome {
   unreachable?: string[];
 }
 
-export const nothingErased = (): EraseOutcome => ({ erased: [] });
+/**
+ * A sync run's folder (dir) or blob prefix, by its name: the run's id, its start time then a suffix
+ * (`2026-11-28T10-00-00-000Z-1a2b3c4d`). An erasure rewrites files only there: a folder of the customer's beside the
+ * runs, whatever it holds, is not the sink's.
+ */
+export const isRunFolder = (name: string) => /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z-[\w-]+$/.test(name);
 
 /** Several sinks' outcomes as one. */
 export const allErased = (outcomes: EraseOutcome[]): EraseOutcome => {

@@ -39,27 +39,28 @@ export async function latestOf(
   return { latest, learner };
 }
 
-const rangeOf = (add: AddAction): [string, string] | undefined => {
+const rangeOf = (add: AddAction, column: string): [string, string] | undefined => {
   try {
     const s = JSON.parse(add.stats ?? '{}') as {
       minValues?: Record<string, unknown>;
       maxValues?: Record<string, unknown>;
     };
-    const [lo, hi] = [s.minValues?.[KEY_COLUMN], s.maxValues?.[KEY_COLUMN]];
+    const [lo, hi] = [s.minValues?.[column], s.maxValues?.[column]];
     return typeof lo === 'string' && typeof hi === 'string' ? [lo, hi] : undefined;
   } catch {
     return undefined;
   }
 };
 
-const ASCII = /^[\x20-\x7e]*$/;
+export const ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * Whether a file may hold one of `keys` (sorted, printable ASCII — where JavaScript orders texts as Parquet's
- * statistics do): its `_key` range holds one of them, or it has no range to tell.
+ * statistics do): its key column's range (`_key`; the changes table's `key`) holds one of them, or it has no range
+ * to tell.
  */
-function mayHold(add: AddAction, keys: string[], others: boolean): boolean {
-  const range = rangeOf(add);
+export function mayHold(add: AddAction, keys: string[], others: boolean, column = KEY_COLUMN): boolean {
+  const range = rangeOf(add, column);
   if (!range || others || !ASCII.test(range[0]) || !ASCII.test(range[1])) return true;
   let lo = 0;
   let hi = keys.length;

@@ -12,7 +12,7 @@ import type { EraseOutcome } from '../erase';
 import { linesWithout } from '../erase';
 import type { Action } from './actions';
 import { columnsOf, DataFileWriter, KEY_COLUMN } from './columns';
-import { removal } from './current';
+import { ASCII, mayHold, removal } from './current';
 import { deletedRows, findKeys, physicalRows, rowBatches } from './files';
 import { readSnapshot } from './log';
 import { appIdOf } from './marks';
@@ -63,6 +63,8 @@ export async function eraseFromTables(
           const columns = s.metaData ? columnsOf(s.metaData.schemaString) : [];
           let n = 0;
           for (const add of s.files.values()) {
+            // A file whose key range cannot hold the key is not read (its statistics in the log say so).
+            if (!mayHold(add, [key], !ASCII.test(key), column)) continue;
             const deleted = await deletedRows(store, table, add);
             const found = await findKeys(store, table, add, [key], deleted, column);
             if (!found.length) continue;
