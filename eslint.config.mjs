@@ -94,6 +94,7 @@ export default tseslint.config(
       '.ci/venv/',
       '.ci/spark-venv/',
       '.ci/graphene-venv/',
+      '.ci/peers-venv/',
       '.ci/go/',
       '.deploy/',
     ],

@@ -4,6 +4,7 @@ import { discoverBench } from './discover';
 import { exportBench } from './export';
 import { importBench } from './import';
 import { importBodyBench } from './import-body';
+import { peersBench } from './peers';
 import { personalBench } from './personal';
 import { postgresBench } from './postgres';
 import { syncBench } from './sync';
@@ -23,6 +24,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   postgres: postgresBench,
   delta: deltaBench,
   personal: personalBench,
+  peers: peersBench,
 };
 
 async function main(): Promise<number> {

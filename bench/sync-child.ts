@@ -119,8 +119,13 @@ async function main() {
           }),
         );
         const { data } = JSON.parse(text) as { data: unknown };
-        records += (getPath(data, stream.paths.records) as unknown[]).length;
-        if (getPath(data, stream.paths.hasNextPage) !== true) break;
+        const n = (getPath(data, stream.paths.records) as unknown[]).length;
+        records += n;
+        // Where the stream asks no hasNextPage (proved at discovery), the list ends at a short page.
+        const more = stream.paths.hasNextPage
+          ? getPath(data, stream.paths.hasNextPage) === true
+          : n >= stream.pageSize;
+        if (!more) break;
         after = getPath(data, stream.paths.endCursor) as string;
       }
     } else {

@@ -52,6 +52,7 @@ function describeProposal(p: Proposal, chosen: keyof typeof POLICY_WORDS): strin
       : []),
   ];
   if (p.incremental) lines.push(`    incremental: ${p.incremental}`);
+  if (p.pageEnds) lines.push(`    ends:    ${p.pageEnds}`);
   for (const l of p.leftOut) lines.push(`    left out: ${l.field} — ${l.reason}`);
   if (p.personal?.length)
     lines.push(
@@ -149,6 +150,7 @@ export async function discoverCommand(args: string[]): Promise<number> {
                   leftOut: p.leftOut,
                   ...(p.personal ? { personal: p.personal } : {}),
                   ...(p.incremental ? { incremental: p.incremental } : {}),
+                  ...(p.pageEnds ? { pageEnds: p.pageEnds } : {}),
                 })),
                 unreadable: found.unreadable,
                 skipped: found.skipped,

@@ -10,6 +10,7 @@
 const Module = require('node:module');
 const { dirname, join } = require('node:path');
 const http = require('node:http');
+const { Buffer } = require('node:buffer');
 
 const postgraphileDir = dirname(require.resolve('postgraphile/package.json'));
 const ownGraphql = join(postgraphileDir, 'node_modules', 'graphql');
@@ -40,11 +41,32 @@ async function main() {
     disableQueryLog: true,
     ...(env.PG_TENANT_OPTIONS ? JSON.parse(env.PG_TENANT_OPTIONS) : {}),
   });
-  const stats = { requests: 0, refused: 0 };
+  const stats = { requests: 0, refused: 0, served: 0 };
+  // PG_TENANT_COUNT: a key every record of the counted table answers once (`"sensor":`): the server's own count of
+  // the records it served, for the peer bench (bench/peers.ts). A byte search of each answer, whoever asks.
+  const marker = env.PG_TENANT_COUNT ? Buffer.from(env.PG_TENANT_COUNT) : undefined;
+  const countIn = (chunk) => {
+    if (!marker || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    for (let at = b.indexOf(marker); at !== -1; at = b.indexOf(marker, at + marker.length)) stats.served++;
+  };
   const server = http.createServer(async (req, res) => {
-    if (req.url === '/_stats') {
+    if (req.url === '/_stats' || req.url === '/_stats?reset=1') {
       res.setHeader('content-type', 'application/json');
-      return res.end(JSON.stringify(stats));
+      res.end(JSON.stringify(stats));
+      if (req.url.endsWith('reset=1')) Object.assign(stats, { requests: 0, refused: 0, served: 0 });
+      return;
+    }
+    if (marker) {
+      const { write, end } = res;
+      res.write = function (chunk, ...rest) {
+        countIn(chunk);
+        return write.call(this, chunk, ...rest);
+      };
+      res.end = function (chunk, ...rest) {
+        countIn(chunk);
+        return end.call(this, chunk, ...rest);
+      };
     }
     const auth = req.headers.authorization || '';
     try {

@@ -16,6 +16,8 @@ export interface PostgraphileTenantOptions {
   readings?: number;
   /** npm plugins appended to PostGraphile's defaults (e.g. 'postgraphile-plugin-connection-filter'). */
   plugins?: string[];
+  /** A key each record of one table answers once (`"sensor":`): `stats().served` counts the records served. */
+  countMarker?: string;
 }
 
 export const TENANT_SQL = (readings: number) => /* sql */ `
@@ -131,6 +133,7 @@ export async function startPostgraphileTenant(options: PostgraphileTenantOptions
       PG_TENANT_JWKS: `${issuer}/protocol/openid-connect/certs`,
       PG_TENANT_ISSUER: issuer,
       PG_TENANT_PLUGINS: (options.plugins ?? []).join(','),
+      PG_TENANT_COUNT: options.countMarker ?? '',
     });
     child = started.child;
     const baseUrl = `http://127.0.0.1:${started.port}`;
@@ -151,9 +154,15 @@ export async function startPostgraphileTenant(options: PostgraphileTenantOptions
         TENANT_AUTH_URL: provider.authUrl,
         TENANT_CLIENT_ID: provider.clientId,
       },
-      /** Requests PostGraphile answered (token accepted) and refused. */
-      stats: async () =>
-        (await (await fetch(`${baseUrl}/_stats`)).json()) as { requests: number; refused: number },
+      /** Requests PostGraphile answered (token accepted) and refused; records served (with `countMarker`). */
+      stats: async (options: { reset?: boolean } = {}) =>
+        (await (await fetch(`${baseUrl}/_stats${options.reset ? '?reset=1' : ''}`)).json()) as {
+          requests: number;
+          refused: number;
+          served: number;
+        },
+      /** PostGraphile's process, and PostgreSQL's postmaster: what the server's CPU time is read from. */
+      pids: { postgraphile: server.pid, postgres: pg.pid },
       stop: async () => {
         await new Promise<void>((ok) => {
           if (server.exitCode !== null) return ok();

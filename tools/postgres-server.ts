@@ -157,6 +157,8 @@ export async function startPostgres(options: StartPostgresOptions = {}) {
     bin,
     /** The folder the server runs in: put certificates here for `settings`. */
     dir,
+    /** The postmaster's process id (its backends are its children). */
+    pid: Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     user,
     query: <T extends Record<string, unknown> = Record<string, unknown>>(
       sql: string,

@@ -2,6 +2,7 @@ import type { TenantGraphqlClient } from '../graphql/client';
 import { recordPath, streamSchema, type StreamDefinition } from '../streams';
 import type { Proposal } from './discover';
 import { editRecordSelection } from './edit';
+import { provePageEnds } from './page-ends';
 import { proveIncremental } from './prove';
 
 /**
@@ -49,4 +50,24 @@ export async function chooseIncremental(
     tried.push(`${way.said ?? way.stream.incremental.variable}: ${proof.why}`);
   }
   return { ...p, alternatives: undefined, incremental: tried.join('; ') };
+}
+
+/**
+ * A chosen stream without `hasNextPage` where the tenant proves its pages full until the last (./page-ends.ts), saying
+ * which way it ends either way.
+ */
+export async function withPageEnds(
+  graphql: TenantGraphqlClient,
+  p: Proposal,
+  options: { abortSignal?: AbortSignal } = {},
+): Promise<Proposal> {
+  if (p.stream.pagination !== 'cursor' || !p.stream.paths.hasNextPage || p.stream.parent) return p;
+  const proof = await provePageEnds(graphql, p.stream, options);
+  return proof.proved
+    ? {
+        ...p,
+        stream: proof.stream,
+        pageEnds: `at a short or empty page, hasNextPage not asked — proved: ${proof.how}`,
+      }
+    : { ...p, pageEnds: `where hasNextPage says — ${proof.why}` };
 }

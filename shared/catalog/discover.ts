@@ -44,6 +44,8 @@ export interface Proposal {
   alternatives?: Array<{ stream: StreamDefinition; said?: string }>;
   /** What discovery found of the incremental ways: the one proved, or why each was not (./choose.ts). */
   incremental?: string;
+  /** Where a cursor stream's list ends: at a short page (proved: ./page-ends.ts), or where `hasNextPage` says. */
+  pageEnds?: string;
 }
 
 /** Past the cap, how many streams are named one by one before the rest are counted. */

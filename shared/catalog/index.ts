@@ -6,7 +6,7 @@ import { keyPaths, parseStreams, readStreamsFile, selectStreams, type StreamDefi
 import { proposeCatalog, type Proposal } from './discover';
 import { driftOf, invalidTouched, propagate, type Drift } from './drift';
 import { introspect, schemaProblems, type SchemaProblem } from './introspect';
-import { chooseIncremental } from './choose';
+import { chooseIncremental, withPageEnds } from './choose';
 import { probeStream, withFirstPage } from './probe';
 import { getPath } from '../streams/paths';
 import type { PersonalDefault } from '../personal/policy';
@@ -71,19 +71,23 @@ export async function discover(
     if ('failed' in probed) unreadable.push({ stream: p.stream.name, reason: probed.failed });
     else
       streams.push(
-        await chooseIncremental(
+        await withPageEnds(
           graphql,
-          {
-            ...p,
-            stream: probed.leftOut.length
-              ? {
-                  ...probed.stream,
-                  exclude: [...(probed.stream.exclude ?? []), ...probed.leftOut.map((l) => l.field)],
-                }
-              : probed.stream,
-            leftOut: [...probed.leftOut, ...p.leftOut],
-            fields: p.fields - probed.leftOut.length,
-          },
+          await chooseIncremental(
+            graphql,
+            {
+              ...p,
+              stream: probed.leftOut.length
+                ? {
+                    ...probed.stream,
+                    exclude: [...(probed.stream.exclude ?? []), ...probed.leftOut.map((l) => l.field)],
+                  }
+                : probed.stream,
+              leftOut: [...probed.leftOut, ...p.leftOut],
+              fields: p.fields - probed.leftOut.length,
+            },
+            options,
+          ),
           options,
         ),
       );

@@ -159,16 +159,7 @@ export function shapeOf(f: Field): Shape | string {
           extraVariables: ['$withTotal: Boolean = false'],
         }
       : { around: '', paths: {}, extraVariables: [] };
-    if (record)
-      return {
-        pagination: 'cursor',
-        around: `edges { node { %RECORD% } } pageInfo { hasNextPage endCursor }${total.around}`,
-        paths: { records: `${name}.edges`, node: 'node', ...cursorPaths, ...total.paths },
-        record,
-        args: [first, after],
-        pageSize: pageSizeOf(first),
-        extraVariables: total.extraVariables,
-      };
+    // `nodes` where the server offers it: the same records without an edge (and its cursor) around each.
     const nodes = t.getFields().nodes && listOfObjects(t.getFields().nodes);
     if (nodes)
       return {
@@ -176,6 +167,16 @@ export function shapeOf(f: Field): Shape | string {
         around: `nodes { %RECORD% } pageInfo { hasNextPage endCursor }${total.around}`,
         paths: { records: `${name}.nodes`, ...cursorPaths, ...total.paths },
         record: nodes,
+        args: [first, after],
+        pageSize: pageSizeOf(first),
+        extraVariables: total.extraVariables,
+      };
+    if (record)
+      return {
+        pagination: 'cursor',
+        around: `edges { node { %RECORD% } } pageInfo { hasNextPage endCursor }${total.around}`,
+        paths: { records: `${name}.edges`, node: 'node', ...cursorPaths, ...total.paths },
+        record,
         args: [first, after],
         pageSize: pageSizeOf(first),
         extraVariables: total.extraVariables,

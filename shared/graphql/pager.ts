@@ -118,6 +118,8 @@ export async function* paginate(
       const seen = new Set<string>();
       let cursor = options.startCursor ?? null;
       if (cursor) seen.add(cursor);
+      // Without `hasNextPage`: the most records a page of this pass held (a server may cap a page below the size asked).
+      let fullest = 0;
       for (let number = 1; number <= maxPages; number++) {
         // The total, where the document asks it only when told to: on a pass's first page (once a pass).
         const withTotal = p.totalVariable && !options.startCursor && number === 1;
@@ -128,14 +130,20 @@ export async function* paginate(
         }));
         const records = listOf(data, number);
         const total = p.total && (withTotal || !p.totalVariable) ? count(data, p.total, number) : undefined;
-        const hasNextPage = getPath(data, p.hasNextPage);
+        const hasNextPage = p.hasNextPage
+          ? getPath(data, p.hasNextPage)
+          : records.length > 0 && records.length >= Math.min(fullest, size);
+        fullest = Math.max(fullest, records.length);
         if (typeof hasNextPage !== 'boolean')
           throw malformed(`page ${number}: ${p.hasNextPage} is not a boolean`);
         const endCursor = getPath(data, p.endCursor);
         if (endCursor !== null && endCursor !== undefined && typeof endCursor !== 'string')
           throw malformed(`page ${number}: ${p.endCursor} is not a string`);
         if (hasNextPage) {
-          if (!endCursor) throw malformed(`page ${number}: hasNextPage is true but there is no endCursor`);
+          if (!endCursor)
+            throw malformed(
+              `page ${number}: ${p.hasNextPage ? 'hasNextPage is true but there is' : 'a page of records with'} no endCursor`,
+            );
           if (seen.has(endCursor)) throw malformed(`page ${number}: cursor repeated; the server is looping`);
           if (records.length === 0) throw malformed(`page ${number}: empty page with hasNextPage true`);
           seen.add(endCursor);

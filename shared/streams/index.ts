@@ -11,12 +11,17 @@ import { ConfigError } from '../errors';
 const path = z.string().min(1);
 const variable = z.string().regex(/^[_A-Za-z][_0-9A-Za-z]*$/, 'a GraphQL variable name');
 
-/** Relay-style: `first`/`after`, `hasNextPage`/`endCursor`, records in `edges { node }` or `nodes`. */
+/**
+ * Relay-style: `first`/`after`, `hasNextPage`/`endCursor`, records in `edges { node }` or `nodes`. Without
+ * `hasNextPage` the list ends at an empty page, or at one shorter than a page the pass already had in full — for a
+ * server whose pages are full until the last (proved at discovery, ./catalog/page-ends.ts): some answer
+ * `hasNextPage` by counting what is left, on every page.
+ */
 const cursorPaths = z
   .object({
     records: path,
     node: z.string().default(''),
-    hasNextPage: path,
+    hasNextPage: path.optional(),
     endCursor: path,
     pageSizeVariable: variable.default('first'),
     cursorVariable: variable.default('after'),

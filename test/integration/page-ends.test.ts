@@ -1,0 +1,161 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSchema, createYoga } from 'graphql-yoga';
+import { discover } from '../../shared/catalog';
+import { provePageEnds } from '../../shared/catalog/page-ends';
+import { TenantGraphqlClient, type TokenSource } from '../../shared/graphql/client';
+import { paginate } from '../../shared/graphql/pager';
+import type { StreamDefinition } from '../../shared/streams';
+
+/**
+ * Where a cursor list ends when the stream does not ask `hasNextPage` (shared/catalog/page-ends.ts proves a server
+ * may go without it): a Relay connection served by graphql-yoga over a list, in three behaviours — `full` (every
+ * page full until the last), `capped` (answers at most 3 records whatever is asked: short pages before the end,
+ * hasNextPage true), `filtered` (a page drops every third record of what it scanned, as a filtered list does).
+ * The server counts the records it served and the pages whose `hasNextPage` it was asked.
+ */
+
+type Mode = 'full' | 'capped' | 'filtered';
+const state = { mode: 'full' as Mode, size: 10, served: 0, requests: 0, askedMore: 0 };
+
+const schema = createSchema({
+  typeDefs: /* GraphQL */ `
+    type Item {
+      id: ID!
+      name: String!
+    }
+    type ItemEdge {
+      cursor: String!
+      node: Item!
+    }
+    type PageInfo {
+      hasNextPage: Boolean!
+      endCursor: String
+    }
+    type ItemConnection {
+      nodes: [Item!]!
+      edges: [ItemEdge!]!
+      pageInfo: PageInfo!
+      totalCount: Int!
+    }
+    type Query {
+      items(first: Int, after: String): ItemConnection!
+    }
+  `,
+  resolvers: {
+    Query: {
+      items: (_: unknown, args: { first?: number; after?: string | null }) => {
+        state.requests++;
+        const start = args.after ? Number(args.after) : 0;
+        const asked = args.first ?? 10;
+        const take = state.mode === 'capped' ? Math.min(asked, 3) : asked;
+        const scanned = Array.from({ length: state.size }, (_, i) => i)
+          .slice(start, start + take)
+          .filter((i) => state.mode !== 'filtered' || i % 3 !== 1);
+        const end = Math.min(start + take, state.size);
+        const nodes = scanned.map((i) => ({ id: `item-${i}`, name: `Item ${i}` }));
+        state.served += nodes.length;
+        return {
+          nodes,
+          edges: nodes.map((node, k) => ({ cursor: String(scanned[k] + 1), node })),
+          pageInfo: () => ({
+            hasNextPage: () => {
+              state.askedMore++;
+              return end < state.size;
+            },
+            endCursor: String(end),
+          }),
+          totalCount: state.size,
+        };
+      },
+    },
+  },
+});
+
+let server: Server;
+let client: TenantGraphqlClient;
+beforeAll(async () => {
+  const yoga = createYoga({ schema, logging: false, graphqlEndpoint: '/graphql' });
+  server = createServer(yoga);
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const tokens: TokenSource = { kind: 'm2m', getToken: async () => 't', invalidate: () => undefined };
+  client = new TenantGraphqlClient(
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
+    tokens,
+    { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } },
+  );
+});
+afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+
+const set = (mode: Mode, size: number) =>
+  Object.assign(state, { mode, size, served: 0, requests: 0, askedMore: 0 });
+
+async function discovered(): Promise<{ stream: StreamDefinition; pageEnds?: string }> {
+  const found = await discover(client);
+  const p = found.streams.find((s) => s.stream.name === 'items');
+  if (!p) throw new Error('no items stream proposed');
+  return p;
+}
+
+async function ids(stream: StreamDefinition, pageSize: number): Promise<string[]> {
+  const out: string[] = [];
+  for await (const page of paginate(client, stream, { pageSize }))
+    out.push(...page.records.map((r) => (r as { id: string }).id));
+  return out;
+}
+
+describe('a cursor list read without hasNextPage', () => {
+  it('discovery proves full pages, asks nodes without hasNextPage, and a pass reads every record once', async () => {
+    set('full', 25);
+    const p = await discovered();
+    expect(p.stream.document).toContain('nodes {');
+    expect(p.stream.document).not.toContain('hasNextPage');
+    expect(p.stream.paths).not.toHaveProperty('hasNextPage');
+    expect(p.pageEnds).toMatch(
+      /^at a short or empty page, hasNextPage not asked — proved: 3 pages of 2 full before the next$/,
+    );
+
+    for (const [size, pageSize, requests] of [
+      [25, 10, 3], // the short third page ends it
+      [30, 10, 4], // a multiple of the page: one empty page more
+      [7, 10, 2], // one short page first: it might be a cap, so one more is asked
+      [0, 10, 1],
+    ]) {
+      set('full', size);
+      const got = await ids(p.stream, pageSize);
+      expect(got).toEqual(Array.from({ length: size }, (_, i) => `item-${i}`));
+      expect(state).toMatchObject({ served: size, requests, askedMore: 0 });
+    }
+  });
+
+  it('a server that caps the page below the size asked is read to its end, every record once', async () => {
+    set('full', 25);
+    const { stream } = await discovered();
+    set('capped', 11);
+    expect(await ids(stream, 5)).toEqual(Array.from({ length: 11 }, (_, i) => `item-${i}`));
+    // 3, 3, 3 then 2: shorter than the pages before it, so the last.
+    expect(state).toMatchObject({ served: 11, requests: 4, askedMore: 0 });
+  });
+
+  it('a server whose pages are short before the end keeps hasNextPage, and its pass misses nothing', async () => {
+    set('filtered', 25);
+    const p = await discovered();
+    expect(p.stream.document).toContain('hasNextPage');
+    expect(p.pageEnds).toMatch(/where hasNextPage says — a page of 1 records \(2 asked\) said more follow/);
+    const got = await ids(p.stream, 10);
+    expect(got).toEqual(
+      Array.from({ length: 25 }, (_, i) => i)
+        .filter((i) => i % 3 !== 1)
+        .map((i) => `item-${i}`),
+    );
+  });
+
+  it('a collection too small to show how its pages end keeps hasNextPage', async () => {
+    set('full', 1);
+    const p = await discovered();
+    expect(p.stream.document).toContain('hasNextPage');
+    expect(p.pageEnds).toMatch(/too small to show it \(1 records\)/);
+    const proof = await provePageEnds(client, p.stream);
+    expect(proof.proved).toBe(false);
+  });
+});
