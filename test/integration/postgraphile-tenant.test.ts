@@ -88,6 +88,13 @@ describe('PostGraphile (v4 defaults) through the CLI', () => {
         'updatedAt',
       ]);
     expect(by.allAuditEntries.incremental).toBeUndefined();
+    // PostGraphile scans the rest of a table for `hasNextPage`: proved unneeded (full pages until the last), it is not
+    // asked of a root stream; a child stream keeps it. Records come as `nodes`, without an edge around each.
+    for (const name of ['allControls', 'allKpiValues', 'allOrganisations', 'allPeople', 'allReadings']) {
+      expect([name, by[name].document.includes('hasNextPage')]).toEqual([name, false]);
+      expect(by[name].paths.records).toBe(`${name}.nodes`);
+    }
+    expect(by.evidencesByControlId.document).toContain('hasNextPage');
     // Inside a record: no field that takes arguments (a relation's paging), no connection, no count of others.
     for (const s of streams) {
       const inRecords: string[] = [];
