@@ -32,7 +32,7 @@ type Field = GraphQLField<unknown, unknown>;
 
 const KEY_NAMES = ['uuid', 'guid', 'key', 'code', 'slug', 'externalId', 'identifier', 'number'];
 /** The Relay global id's names: PostGraphile's `nodeId`, and `globalId`. */
-const GLOBAL_IDS = ['nodeId', 'globalId'];
+export const GLOBAL_IDS = ['nodeId', 'globalId'];
 
 const lower = (s: string) => s.replace(/[_-]/g, '').toLowerCase();
 

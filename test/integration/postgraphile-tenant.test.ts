@@ -95,6 +95,17 @@ describe('PostGraphile (v4 defaults) through the CLI', () => {
       expect(by[name].paths.records).toBe(`${name}.nodes`);
     }
     expect(by.evidencesByControlId.document).toContain('hasNextPage');
+    const proposals = (
+      JSON.parse(r.stdout) as {
+        proposals: Array<{ stream: string; leftOut: Array<{ field: string; reason: string }> }>;
+      }
+    ).proposals;
+    const readings = proposals.find((p) => p.stream === 'allReadings');
+    expect(readings?.leftOut).toContainEqual({
+      field: 'nodeId',
+      reason: expect.stringMatching(/^the server's global id, made from the key \(id\)/),
+    });
+    expect(by.allReadings.document).not.toMatch(/\bnodeId\b/);
     // Inside a record: no field that takes arguments (a relation's paging), no connection, no count of others.
     for (const s of streams) {
       const inRecords: string[] = [];
@@ -162,7 +173,8 @@ describe('PostGraphile (v4 defaults) through the CLI', () => {
         expect([stream, toManyIn(c.record)]).toEqual([stream, []]);
     // An evidence record does not repeat its parent: retitling a control is one change, not one per evidence.
     expect(Object.keys(evidence[0].record as object).sort()).toEqual(
-      ['controlId', 'id', 'nodeId', 'note', 'parentKey', 'updatedAt'].sort(),
+      // No `nodeId`: PostGraphile's global id, made from the key, left out at discovery (the key is there).
+      ['controlId', 'id', 'note', 'parentKey', 'updatedAt'].sort(),
     );
 
     await pgt.pg.query(`INSERT INTO app.control (owner_id, title) VALUES (7, 'A new control')`);
