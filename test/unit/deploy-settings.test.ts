@@ -253,6 +253,8 @@ describe('every documented setting is deployable, or says why not', () => {
     'SCHED_IDLE',
     'CHROMIUM_PATH',
     'BENCH_PG_ROWS',
+    'BENCH_PEERS_ROWS',
+    'BENCH_PEERS_SANDBOX_ROWS',
     'HOST_QUEUE_LATENCY_MS',
   ]);
   const docs = [

@@ -330,7 +330,7 @@ describe('streams', () => {
         return e as Error;
       }
     })();
-    expect(err?.message).toContain('stream risks: paths.hasNextPage');
+    expect(err?.message).toContain('stream risks: paths.endCursor');
     expect(err?.message).toContain('stream risks: pageSize');
   });
 });
