@@ -137,6 +137,22 @@ describe('a cursor list read without hasNextPage', () => {
     expect(state).toMatchObject({ served: 11, requests: 4, askedMore: 0 });
   });
 
+  it('a pass resumed from a checkpoint reads the rest once, to its end', async () => {
+    set('full', 25);
+    const { stream } = await discovered();
+    set('full', 25);
+    const seen: string[] = [];
+    let checkpoint: string | null = null;
+    for await (const page of paginate(client, stream, { pageSize: 10 })) {
+      seen.push(...page.records.map((r) => (r as { id: string }).id));
+      checkpoint = page.endCursor;
+      break; // the pass stops after its first page
+    }
+    for await (const page of paginate(client, stream, { pageSize: 10, startCursor: checkpoint }))
+      seen.push(...page.records.map((r) => (r as { id: string }).id));
+    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => `item-${i}`));
+  });
+
   it('a server whose pages are short before the end keeps hasNextPage, and its pass misses nothing', async () => {
     set('filtered', 25);
     const p = await discovered();
