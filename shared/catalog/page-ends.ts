@@ -9,7 +9,8 @@ import { renamedFor } from './probe';
  * on every page (PostGraphile scans the rest of the table: a page near the end of 300 000 rows costs it three times
  * one near the start), yet the answer is only needed where a page can be short before the end (a filtered list).
  *
- * Proved on the tenant: PROOF_PAGES pages of PROOF_SIZE records, read with `hasNextPage` — every page it says is
+ * Only for a stream read whole or newest first (an incremental filter may answer short pages where the whole list has
+ * none). Proved on the tenant: PROOF_PAGES pages of PROOF_SIZE records, read with `hasNextPage` — every page it says is
  * followed is full, and the list goes on past the first. Not proved (kept) where the collection is too small to
  * show it, where a page is short or empty before the end, or where the server refuses. Without `hasNextPage` the
  * pager ends at an empty page, or at one shorter than a page the pass had in full (shared/graphql/pager.ts), and a
@@ -32,6 +33,13 @@ export async function provePageEnds(
 ): Promise<PageEnds> {
   if (stream.pagination !== 'cursor' || !stream.paths.hasNextPage || stream.parent)
     return { proved: false, why: 'not a top-level cursor stream that asks hasNextPage' };
+  // A filter (changed since…) can make a server answer short pages before the end — a scan filtered after its limit —
+  // though unfiltered pages are full: only a stream read whole or newest first goes without hasNextPage.
+  if (stream.incremental && stream.incremental.kind !== 'order')
+    return {
+      proved: false,
+      why: `its incremental passes filter the list ($${stream.incremental.variable}), and a filtered page may be short before the end`,
+    };
   if (stream.document.split(ASKED).length !== 2)
     return { proved: false, why: 'its document is not the one discovery writes' };
   const sizes: Array<{ records: number; more: boolean }> = [];

@@ -16,6 +16,9 @@ import type { StreamDefinition } from '../../shared/streams';
  */
 
 type Mode = 'full' | 'capped' | 'filtered';
+/** Item i changed i minutes into 2026 — items 12 to 16 in 2025: a filter by change time drops them mid-list. */
+const at = (i: number) =>
+  new Date(Date.UTC(i >= 12 && i <= 16 ? 2025 : 2026, 0, 1) + i * 60_000).toISOString();
 const state = { mode: 'full' as Mode, size: 10, served: 0, requests: 0, askedMore: 0 };
 
 const schema = createSchema({
@@ -23,6 +26,7 @@ const schema = createSchema({
     type Item {
       id: ID!
       name: String!
+      updatedAt: String!
     }
     type ItemEdge {
       cursor: String!
@@ -40,10 +44,29 @@ const schema = createSchema({
     }
     type Query {
       items(first: Int, after: String): ItemConnection!
+      changes(first: Int, after: String, updatedSince: String): ItemConnection!
     }
   `,
   resolvers: {
     Query: {
+      // Every page full, but a filter (changed since…) applied after the page's scan: short pages before the end.
+      changes: (
+        _: unknown,
+        args: { first?: number; after?: string | null; updatedSince?: string | null },
+      ) => {
+        const start = args.after ? Number(args.after) : 0;
+        const scanned = Array.from({ length: state.size }, (_, i) => i)
+          .slice(start, start + (args.first ?? 10))
+          .filter((i) => !args.updatedSince || at(i) >= args.updatedSince);
+        const end = Math.min(start + (args.first ?? 10), state.size);
+        const nodes = scanned.map((i) => ({ id: `item-${i}`, name: `Item ${i}`, updatedAt: at(i) }));
+        return {
+          nodes,
+          edges: [],
+          pageInfo: { hasNextPage: end < state.size, endCursor: String(end) },
+          totalCount: state.size,
+        };
+      },
       items: (_: unknown, args: { first?: number; after?: string | null }) => {
         state.requests++;
         const start = args.after ? Number(args.after) : 0;
@@ -53,7 +76,7 @@ const schema = createSchema({
           .slice(start, start + take)
           .filter((i) => state.mode !== 'filtered' || i % 3 !== 1);
         const end = Math.min(start + take, state.size);
-        const nodes = scanned.map((i) => ({ id: `item-${i}`, name: `Item ${i}` }));
+        const nodes = scanned.map((i) => ({ id: `item-${i}`, name: `Item ${i}`, updatedAt: at(i) }));
         state.served += nodes.length;
         return {
           nodes,
@@ -90,9 +113,9 @@ afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 const set = (mode: Mode, size: number) =>
   Object.assign(state, { mode, size, served: 0, requests: 0, askedMore: 0 });
 
-async function discovered(): Promise<{ stream: StreamDefinition; pageEnds?: string }> {
+async function discovered(name = 'items'): Promise<{ stream: StreamDefinition; pageEnds?: string }> {
   const found = await discover(client);
-  const p = found.streams.find((s) => s.stream.name === 'items');
+  const p = found.streams.find((s) => s.stream.name === name);
   if (!p) throw new Error('no items stream proposed');
   return p;
 }
@@ -164,6 +187,24 @@ describe('a cursor list read without hasNextPage', () => {
         .filter((i) => i % 3 !== 1)
         .map((i) => `item-${i}`),
     );
+  });
+
+  it('a stream whose incremental passes filter the list keeps hasNextPage: a filtered page may be short before the end', async () => {
+    set('full', 25);
+    const p = await discovered('changes');
+    expect(p.stream.incremental).toMatchObject({ variable: 'updatedSince', field: 'updatedAt' });
+    expect(p.stream.document).toContain('hasNextPage');
+    expect(p.pageEnds).toMatch(/incremental passes filter the list \(\$updatedSince\)/);
+    // Changed in 2026: every item but 12 to 16 — the second page short (5 of 10), the third full again.
+    const since = '2026-01-01T00:00:00.000Z';
+    const got: string[] = [];
+    for await (const page of paginate(client, p.stream, {
+      pageSize: 10,
+      variables: { updatedSince: since },
+    }))
+      got.push(...page.records.map((r) => (r as { id: string }).id));
+    const expected = Array.from({ length: 25 }, (_, i) => i).filter((i) => i < 12 || i > 16);
+    expect(got).toEqual(expected.map((i) => `item-${i}`));
   });
 
   it('a collection too small to show how its pages end keeps hasNextPage', async () => {
