@@ -121,10 +121,8 @@ async function main() {
         const { data } = JSON.parse(text) as { data: unknown };
         const n = (getPath(data, stream.paths.records) as unknown[]).length;
         records += n;
-        // Where the stream asks no hasNextPage (proved at discovery), the list ends at a short page.
-        const more = stream.paths.hasNextPage
-          ? getPath(data, stream.paths.hasNextPage) === true
-          : n >= stream.pageSize;
+        // Where the stream asks no hasNextPage (proved at discovery), the list ends at an empty page, as the sync's.
+        const more = stream.paths.hasNextPage ? getPath(data, stream.paths.hasNextPage) === true : n > 0;
         if (!more) break;
         after = getPath(data, stream.paths.endCursor) as string;
       }

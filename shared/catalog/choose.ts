@@ -67,7 +67,7 @@ export async function withPageEnds(
     ? {
         ...p,
         stream: proof.stream,
-        pageEnds: `at a short or empty page, hasNextPage not asked — proved: ${proof.how}`,
+        pageEnds: `at an empty page, hasNextPage not asked — proved: ${proof.how}`,
       }
     : { ...p, pageEnds: `where hasNextPage says — ${proof.why}` };
 }

@@ -13,8 +13,8 @@ import { renamedFor } from './probe';
  * none). Proved on the tenant: PROOF_PAGES pages of PROOF_SIZE records, read with `hasNextPage` — every page it says is
  * followed is full, and the list goes on past the first. Not proved (kept) where the collection is too small to
  * show it, where a page is short or empty before the end, or where the server refuses. Without `hasNextPage` the
- * pager ends at an empty page, or at one shorter than a page the pass had in full (shared/graphql/pager.ts), and a
- * full pass still checks what it read against the connection's total where it has one.
+ * pager ends at the first empty page (shared/graphql/pager.ts) — one request more a pass, and a short page never ends
+ * a pass early — and a full pass still checks what it read against the connection's total where it has one.
  */
 export const PROOF_SIZE = 2;
 export const PROOF_PAGES = 3;

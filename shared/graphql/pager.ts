@@ -118,8 +118,6 @@ export async function* paginate(
       const seen = new Set<string>();
       let cursor = options.startCursor ?? null;
       if (cursor) seen.add(cursor);
-      // Without `hasNextPage`: the most records a page of this pass held (a server may cap a page below the size asked).
-      let fullest = 0;
       for (let number = 1; number <= maxPages; number++) {
         // The total, where the document asks it only when told to: on a pass's first page (once a pass).
         const withTotal = p.totalVariable && !options.startCursor && number === 1;
@@ -130,10 +128,9 @@ export async function* paginate(
         }));
         const records = listOf(data, number);
         const total = p.total && (withTotal || !p.totalVariable) ? count(data, p.total, number) : undefined;
-        const hasNextPage = p.hasNextPage
-          ? getPath(data, p.hasNextPage)
-          : records.length > 0 && records.length >= Math.min(fullest, size);
-        fullest = Math.max(fullest, records.length);
+        // Without `hasNextPage`, only an empty page ends the list: a short one may be a cap, or (a server that proved
+        // otherwise at discovery) a page filtered short — one request more a pass, never a record lost.
+        const hasNextPage = p.hasNextPage ? getPath(data, p.hasNextPage) : records.length > 0;
         if (typeof hasNextPage !== 'boolean')
           throw malformed(`page ${number}: ${p.hasNextPage} is not a boolean`);
         const endCursor = getPath(data, p.endCursor);

@@ -13,9 +13,8 @@ const variable = z.string().regex(/^[_A-Za-z][_0-9A-Za-z]*$/, 'a GraphQL variabl
 
 /**
  * Relay-style: `first`/`after`, `hasNextPage`/`endCursor`, records in `edges { node }` or `nodes`. Without
- * `hasNextPage` the list ends at an empty page, or at one shorter than a page the pass already had in full — for a
- * server whose pages are full until the last (proved at discovery, ./catalog/page-ends.ts): some answer
- * `hasNextPage` by counting what is left, on every page.
+ * `hasNextPage` the list ends at its first empty page — for a server whose pages are full until the last (proved at
+ * discovery, ./catalog/page-ends.ts): some answer `hasNextPage` by counting what is left, on every page.
  */
 const cursorPaths = z
   .object({

@@ -15,7 +15,7 @@ import type { StreamDefinition } from '../../shared/streams';
  * The server counts the records it served and the pages whose `hasNextPage` it was asked.
  */
 
-type Mode = 'full' | 'capped' | 'filtered';
+type Mode = 'full' | 'capped' | 'filtered' | 'jagged';
 /** Item i changed i minutes into 2026 — items 12 to 16 in 2025: a filter by change time drops them mid-list. */
 const at = (i: number) =>
   new Date(Date.UTC(i >= 12 && i <= 16 ? 2025 : 2026, 0, 1) + i * 60_000).toISOString();
@@ -71,7 +71,9 @@ const schema = createSchema({
         state.requests++;
         const start = args.after ? Number(args.after) : 0;
         const asked = args.first ?? 10;
-        const take = state.mode === 'capped' ? Math.min(asked, 3) : asked;
+        // jagged: the page from record 10 comes back with 4 records, whatever was asked (none is skipped).
+        const take =
+          state.mode === 'capped' ? Math.min(asked, 3) : state.mode === 'jagged' && start === 10 ? 4 : asked;
         const scanned = Array.from({ length: state.size }, (_, i) => i)
           .slice(start, start + take)
           .filter((i) => state.mode !== 'filtered' || i % 3 !== 1);
@@ -135,13 +137,13 @@ describe('a cursor list read without hasNextPage', () => {
     expect(p.stream.document).not.toContain('hasNextPage');
     expect(p.stream.paths).not.toHaveProperty('hasNextPage');
     expect(p.pageEnds).toMatch(
-      /^at a short or empty page, hasNextPage not asked — proved: 3 pages of 2 full before the next$/,
+      /^at an empty page, hasNextPage not asked — proved: 3 pages of 2 full before the next$/,
     );
 
     for (const [size, pageSize, requests] of [
-      [25, 10, 3], // the short third page ends it
-      [30, 10, 4], // a multiple of the page: one empty page more
-      [7, 10, 2], // one short page first: it might be a cap, so one more is asked
+      [25, 10, 4], // the short third page, then an empty one ends it
+      [30, 10, 4],
+      [7, 10, 2],
       [0, 10, 1],
     ]) {
       set('full', size);
@@ -156,8 +158,17 @@ describe('a cursor list read without hasNextPage', () => {
     const { stream } = await discovered();
     set('capped', 11);
     expect(await ids(stream, 5)).toEqual(Array.from({ length: 11 }, (_, i) => `item-${i}`));
-    // 3, 3, 3 then 2: shorter than the pages before it, so the last.
-    expect(state).toMatchObject({ served: 11, requests: 4, askedMore: 0 });
+    // 3, 3, 3, 2, then an empty page.
+    expect(state).toMatchObject({ served: 11, requests: 5, askedMore: 0 });
+  });
+
+  it('a page short mid-list that discovery did not see (the server changed) ends nothing: every record once', async () => {
+    set('full', 25);
+    const { stream } = await discovered();
+    set('jagged', 25);
+    expect(await ids(stream, 10)).toEqual(Array.from({ length: 25 }, (_, i) => `item-${i}`));
+    // 10, 4 (short), 10, 1, then the empty page that ends it.
+    expect(state).toMatchObject({ served: 25, requests: 5, askedMore: 0 });
   });
 
   it('a pass resumed from a checkpoint reads the rest once, to its end', async () => {
