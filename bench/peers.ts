@@ -330,7 +330,10 @@ async function runsOn(t: Tenant): Promise<Record<string, unknown>> {
 
 export async function peersBench(): Promise<Record<string, unknown>> {
   ensureVenv();
-  const sizes = (process.env.BENCH_PEERS_ROWS ?? '100000,300000').split(',').map(Number);
+  const sizes = (process.env.BENCH_PEERS_ROWS ?? '100000,300000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0); // '' or 0: the sandbox alone
   const sandboxRows = Number(process.env.BENCH_PEERS_SANDBOX_ROWS ?? 100_000);
   const results = [];
   for (const rows of sizes) results.push(await runsOn(await postgraphileTenant(rows)));
