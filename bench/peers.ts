@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { LocalFileSecretStore } from '../shared/secrets';
 import { startPostgraphileTenant, type PostgraphileTenant } from '../tools/postgraphile-tenant';
 import { median, round, startSandboxProcess } from './sync';
+import { timedCommand, writeRssHook } from './timed-process';
 
 /**
  * `npm run bench -- peers`: our `sync --full --sink dir:` against a Meltano Singer SDK tap and a dlt pipeline
@@ -32,7 +33,6 @@ const PY_RSS = `import atexit, resource, runpy, sys
 atexit.register(lambda: sys.stderr.write("\\nRSS %d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")`;
-const NODE_RSS = `process.on('exit', () => require('fs').writeSync(2, '\\nRSS ' + process.resourceUsage().maxRSS + '\\n'));`;
 
 function ensureVenv() {
   const ok = () =>
@@ -78,23 +78,10 @@ interface Run {
   serverCpuS: number;
 }
 
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  return new Promise<{ ms: number; peakMb: number; out: string }>((done, fail) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(cmd, args, { env, cwd });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.once('error', fail);
-    child.once('exit', (code) => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const peaks = [...err.matchAll(/RSS (\d+)/g)].map((m) => Number(m[1]));
-      if (code !== 0 || !peaks.length)
-        return fail(new Error(`${args.join(' ')} exited ${code}: ${err.slice(-800)}`));
-      done({ ms, peakMb: Math.max(...peaks) / 1024, out });
-    });
-  });
+/** A run's time, its largest process's peak RSS (ours: the CLI and the sync it starts again) and its stdout. */
+async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const r = await timedCommand(command, args, env, cwd);
+  return { ms: r.ms, peakMb: Math.max(...r.rssMbs), out: r.out };
 }
 
 interface Tenant {
@@ -192,7 +179,7 @@ async function runsOn(t: Tenant): Promise<Record<string, unknown>> {
   const { rows, stream } = t;
   const dir = await mkdtemp(join(tmpdir(), 'ti-bench-peers-'));
   try {
-    await writeFile(join(dir, 'rss.js'), NODE_RSS);
+    writeRssHook(dir);
     await writeFile(join(dir, 'rss.py'), PY_RSS);
     const secrets = join(dir, 'secrets.json');
     await new LocalFileSecretStore(secrets).set('tenant-client-secret', t.clientSecret);
